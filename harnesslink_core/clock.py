@@ -1,0 +1,41 @@
+"""Time in one place: ISO strings as the transcripts and bank entries spell them."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+
+def now() -> float:
+    return time.time()
+
+
+def iso(ts: float) -> str:
+    """`2026-08-28T10:30:00.000Z`: UTC with milliseconds, as the bank entries spell it."""
+    dt = datetime.fromtimestamp(ts, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def parse_iso(value: object) -> float | None:
+    """Seconds since the epoch from an ISO string or a number (seconds or milliseconds)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return value / 1000.0 if value > 1e11 else float(value)
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def file_safe(iso_ts: str) -> str:
+    """`2026-08-28T10:30:00.000Z` -> `2026-08-28T10-30-00-000Z`."""
+    return iso_ts.replace(":", "-").replace(".", "-")

@@ -1,0 +1,1 @@
+"""One module per harness behind the `Harness` protocol of `base.py`; the registry is `registry.py`."""

@@ -1,0 +1,136 @@
+"""The interface every harness module satisfies, and what they share.
+
+A reader is incremental: `read(path, start, carry, budget)` decodes complete
+lines from byte `start`, and returns the turns it saw (finished or not), the
+offset after the last complete line, and `carry`: the session facts (session
+id, cwd, lineage) the next read needs when it resumes mid-file. Carried facts
+must be idempotent, because the pass resumes at the first unsettled turn and
+the reader sees those lines again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+
+import orjson
+
+from ..model import Reading
+from ..paths import Locations
+
+
+class Harness(Protocol):
+    NAME: str
+
+    def home(self, locs: Locations) -> Path:
+        """The harness's own folder (its config and transcripts live below it)."""
+        ...
+
+    def detect(self, locs: Locations) -> bool:
+        """Whether this harness seems to be used on this machine."""
+        ...
+
+    def iter_transcripts(self, locs: Locations) -> Iterator[Path]:
+        """Every transcript that may hold bankable turns (subagent files excluded)."""
+        ...
+
+    def read(self, path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
+        """Decode complete lines from `start`; stop before a new turn once `budget` bytes are read."""
+        ...
+
+
+MAX_LINE = 64 * 1024 * 1024  # a line longer than this is skipped unread
+
+
+def iter_lines(f: BinaryIO, start: int) -> Iterator[tuple[int, int, bytes]]:
+    """Complete lines from `start`: (offset, end offset, raw bytes without the newline).
+
+    A last line without its newline is still being written: it is not yielded,
+    so the next read resumes before it.
+    """
+    f.seek(start)
+    offset = start
+    while True:
+        raw = f.readline(MAX_LINE)
+        if not raw:
+            return
+        if not raw.endswith(b"\n"):
+            if len(raw) < MAX_LINE:
+                return  # partial last line
+            # a giant line: skip to its end without holding it
+            end = offset + len(raw)
+            while raw and not raw.endswith(b"\n"):
+                raw = f.readline(MAX_LINE)
+                end += len(raw)
+            if not raw:
+                return
+            yield offset, end, b""
+            offset = end
+            continue
+        end = offset + len(raw)
+        yield offset, end, raw[:-1]
+        offset = end
+
+
+def decode(raw: bytes) -> dict[str, Any] | None:
+    """A JSON object from one line, or None for anything else (garbage, non-UTF-8, arrays)."""
+    if not raw.strip():
+        return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            value = orjson.loads(raw.decode("utf-8", "replace"))
+        except (orjson.JSONDecodeError, UnicodeDecodeError):
+            return None
+    return value if isinstance(value, dict) else None
+
+
+SHELL_TOOLS = {
+    "bash", "shell", "shell_command", "exec_command", "local_shell", "local_shell_call",
+    "container.exec", "run_command", "run_shell_command", "execute_command",
+}
+
+
+def normalise_tool(name: object) -> str:
+    text = str(name or "tool").strip().lower() or "tool"
+    return "bash" if text in SHELL_TOOLS else text
+
+
+def text_of(content: Any, types: tuple[str, ...] = ("text", "input_text", "output_text")) -> str:
+    """The text of a message content that is a string or a list of typed blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block.get("text", "")
+            for block in content
+            if isinstance(block, dict) and block.get("type") in types and isinstance(block.get("text"), str)
+        ]
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+# Our own injected context starts with this tag in every harness; a reader
+# must never take it for a prompt or an answer.
+INJECTED_TAG = "harnesslink-memory"
+_INJECTED_RE = re.compile(r"<harnesslink-memory\b.*?(?:</harnesslink-memory>|\Z)", re.S)
+
+
+def is_injected(text: str) -> bool:
+    return text.lstrip().startswith("<" + INJECTED_TAG)
+
+
+def strip_injected(text: str) -> str:
+    """The text with any block of our injected memory removed."""
+    if INJECTED_TAG not in text:
+        return text
+    return _INJECTED_RE.sub("", text).strip()
+
+
+def file_digest(f: BinaryIO, start: int, length: int) -> str:
+    f.seek(max(0, start))
+    return hashlib.blake2b(f.read(length), digest_size=12).hexdigest()
