@@ -1,0 +1,33 @@
+"""pi (badlogic/pi-mono, `@mariozechner/pi-coding-agent`): sessions under
+`$PI_CODING_AGENT_DIR` (default `~/.pi/agent`) in `sessions/--<cwd>--/<ts>_<id>.jsonl`.
+
+The file format and the reader are shared with omp in `pi_family.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..model import Reading
+from ..paths import Locations
+from . import pi_family
+
+NAME = "pi"
+
+
+def home(locs: Locations) -> Path:
+    return locs.env_path("PI_CODING_AGENT_DIR", locs.home / ".pi" / "agent")
+
+
+def detect(locs: Locations) -> bool:
+    return home(locs).is_dir()
+
+
+def iter_transcripts(locs: Locations) -> Iterator[Path]:
+    yield from pi_family.session_files(home(locs) / "sessions")
+
+
+def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
+    return pi_family.read_session(NAME, path, start, carry, budget)
