@@ -29,7 +29,8 @@ Choices worth knowing:
   included. So in a file with lineage, an entry stamped before its header was
   copied from the parent: turns and states that start there are not reported
   (the parent file banks them). Entries appended after the fork are newer than the
-  header and read normally.
+  header and read normally. As a second guard, `Turn.dedupe_id` is the turn id,
+  which a copy shares with its original.
 - An assistant reply that only says `stopReason: "aborted"`/`"error"` leaves its
   turn as it is (`aborted=False`): pi records nothing more explicit, and the
   short-turn skip rule drops such turns when they did nothing.
@@ -218,15 +219,17 @@ class _Reader:
     def _start(self, offset: int, entry: dict[str, Any], message: dict[str, Any], prompt: str, when: float | None) -> None:
         self.close_current()
         started = when if when is not None else self._fallback_time()
+        turn_id = _turn_id(entry, message)
         turn = Turn(
             harness=self.harness,
             session_id=self.session_id(),
-            turn_id=_turn_id(entry, message),
+            turn_id=turn_id,
             cwd=self.cwd(),
             prompt=prompt,
             offset=offset,
             started=started,
             ended=started,
+            dedupe_id=turn_id,  # a fork's copy of this turn keeps the message time and text
         )
         self.current = _Building(turn=turn, copied=self._copied(when))
 
