@@ -36,6 +36,9 @@ class Turn:
     needs_end_marker: bool = False  # only an explicit end marker settles it (Codex)
     always_bank: bool = False  # exempt from the short-turn skip (Antigravity)
     title: str | None = None  # a reader may know a better title than the prompt's first line
+    # An identity shared by every copy of this turn when a resumed or forked session
+    # repeats it in another transcript (Claude Code's prompt uuid); None if copies cannot occur.
+    dedupe_id: str | None = None
 
     @property
     def key(self) -> str:
@@ -47,7 +50,7 @@ class StateUpdate:
     """Something a session's state file shows: todos, a plan or a checkpoint."""
 
     at: float
-    kind: str  # "todos" | "plan" | "compaction"
+    kind: str  # "todos" | "plan" | "compaction" | "turn" (a finished turn, for checkpoints)
     todos: list[tuple[str, str]] | None = None  # (status mark, text)
     plan: str | None = None
     note: str | None = None

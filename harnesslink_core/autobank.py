@@ -1,0 +1,446 @@
+"""The autobank pass (SPEC §5): read new transcript bytes, settle turns, bank each exactly once.
+
+One pass at a time holds `autobank.lock`; a hook that finds it taken does
+not wait. For each enabled harness the pass stats every transcript, reads
+only files that changed (or hold a turn that may now settle by the quiet
+rule), from where the last read left the first unsettled turn, within a
+byte budget. Settled turns are reserved in the ledger, written, then marked
+banked; the projects it touched get their MAIN.md, summaries, state files
+and search index refreshed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from . import bank, clock, config, log, projectfiles, state
+from .harnesses import registry
+from .harnesses.base import Harness, file_digest
+from .ledger import FileRecord, Ledger, open_ledger, owner_id
+from .model import Reading, StateUpdate, Turn
+from .paths import Locations
+
+DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
+FIRST_WINDOW = 30 * 86400
+QUIET = 300.0  # a transcript quiet this long settles its answered last turn
+GIVE_UP = 7 * 86400.0  # a turn still waiting after this long is dropped
+PASS_INTERVAL = 30.0  # hooks start a background pass at most this often
+SKIP_RESULT_CHARS = 200
+HEAD_BYTES = 4096
+ANCHOR_BYTES = 256
+STAMP = ".last-pass"
+
+
+@dataclass
+class StopSignal:
+    """A harness told us a session's turn just ended (its Stop hook, or our extension's end of run)."""
+
+    harness: str
+    session_id: str
+    transcript_path: str | None
+    at: float
+    last_message: str | None = None
+
+
+@dataclass
+class PassReport:
+    locked: bool = False
+    disabled: bool = False
+    banked: int = 0
+    skipped: int = 0
+    dropped: int = 0
+    duplicates: int = 0
+    bytes_read: int = 0
+    backlog: int = 0  # transcripts with unread bytes left for a later pass
+    errors: int = 0
+    touched: set[str] = field(default_factory=set)  # project slugs
+    entries: list[Path] = field(default_factory=list)
+    open_turns: int = 0
+
+
+def run_pass(
+    locs: Locations,
+    *,
+    paths: list[Path] | None = None,
+    stop: StopSignal | None = None,
+    harnesses: list[str] | None = None,
+    budget: int = DEFAULT_BUDGET,
+    wait: float = 0.0,
+    now: float | None = None,
+) -> PassReport:
+    """One incremental pass. Never raises for a transcript's fault; returns at once if another pass runs."""
+    locs.agent_dir.mkdir(parents=True, exist_ok=True)
+    ledger = open_ledger(locs)
+    try:
+        if stop is not None:
+            ledger.note_stop(stop.harness, stop.session_id, stop.at)
+        lock = FileLock(str(locs.pass_lock))
+        try:
+            lock.acquire(timeout=wait)
+        except Timeout:
+            return PassReport(locked=True)
+        try:
+            return _Pass(locs, ledger, budget, now if now is not None else clock.now()).run(
+                harnesses=harnesses, paths=paths, stop=stop
+            )
+        finally:
+            lock.release()
+    finally:
+        ledger.close()
+
+
+def widen_window(locs: Locations, days: float, harnesses: list[str] | None = None) -> list[str]:
+    """`backfill --days N`: bank turns from the last N days and re-read every transcript once."""
+    names = _enabled(locs, harnesses)
+    ledger = open_ledger(locs)
+    try:
+        start = clock.now() - days * 86400
+        for name in names:
+            row = ledger.harness_row(name)
+            window = min(row[0], start) if row else start
+            with ledger.write():
+                ledger.set_harness(name, window_start=window, enabled=True)
+                ledger.reset_positions(name)
+    finally:
+        ledger.close()
+    return names
+
+
+def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 600.0,
+          progress: Callable[[PassReport, int], None] | None = None, max_passes: int = 100_000) -> PassReport:
+    """Run passes until no backlog is left; the totals of all of them."""
+    total = PassReport()
+    for n in range(max_passes):
+        report = run_pass(locs, harnesses=harnesses, wait=wait)
+        if report.locked:
+            total.locked = True
+            break
+        for name in ("banked", "skipped", "dropped", "duplicates", "bytes_read", "errors"):
+            setattr(total, name, getattr(total, name) + getattr(report, name))
+        total.touched |= report.touched
+        total.entries += report.entries
+        total.backlog, total.open_turns, total.disabled = report.backlog, report.open_turns, report.disabled
+        if progress:
+            progress(total, n + 1)
+        if report.backlog == 0 or report.disabled or report.bytes_read == 0:
+            break
+    return total
+
+
+def pass_due(locs: Locations) -> bool:
+    """Whether hooks should start a background pass now (one stat: cheap enough for every prompt)."""
+    try:
+        return time.time() - os.stat(locs.agent_dir / STAMP).st_mtime >= PASS_INTERVAL
+    except OSError:
+        return True
+
+
+def spawn_background_pass(locs: Locations) -> None:
+    """A detached `harnesslink autobank --drain`, so no hook waits for a backlog."""
+    stamp = locs.agent_dir / STAMP
+    try:
+        locs.agent_dir.mkdir(parents=True, exist_ok=True)
+        stamp.touch()  # before spawning: the next prompt must not start another one
+        subprocess.Popen(
+            [sys.executable, "-m", "harnesslink_core.main", "autobank", "--drain"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True, env=dict(locs.env),
+        )
+    except Exception as exc:  # noqa: BLE001
+        log.error(locs, "could not start a background pass", exc)
+
+
+def _enabled(locs: Locations, requested: list[str] | None) -> list[str]:
+    switches = config.switches(locs)
+    if not switches.auto_bank:
+        return []
+    names = [n for n in switches.autobank if n in registry.MODULES]
+    return [n for n in names if requested is None or n in requested]
+
+
+class _Pass:
+    def __init__(self, locs: Locations, ledger: Ledger, budget: int, now: float):
+        self.locs = locs
+        self.ledger = ledger
+        self.budget = budget
+        self.now = now
+        self.owner = owner_id()
+        self.report = PassReport()
+        self.sessions: dict[tuple[str, str], tuple[str, list[StateUpdate]]] = {}
+
+    def run(self, *, harnesses: list[str] | None, paths: list[Path] | None, stop: StopSignal | None) -> PassReport:
+        switches = config.switches(self.locs)
+        if switches.problem:
+            log.warning(self.locs, switches.problem)
+        if not switches.auto_bank:
+            self.report.disabled = True
+            return self.report
+        enabled = _enabled(self.locs, harnesses)
+        self._note_disabled(enabled, harnesses)
+        for name in enabled:
+            try:
+                harness = registry.get(name)
+            except ImportError:
+                continue
+            try:
+                self._harness(name, harness, paths, stop)
+            except Exception as exc:  # noqa: BLE001 - one harness's fault must not stop the others
+                self._error(f"{name}: pass failed: {exc!r}", name, None, exc)
+        self._finish_projects()
+        if paths is None:
+            try:
+                (self.locs.agent_dir / STAMP).touch()
+            except OSError:
+                pass
+        return self.report
+
+    def _note_disabled(self, enabled: list[str], requested: list[str] | None) -> None:
+        """A harness turned off pauses; turned back on, it banks the last 30 days, not the gap."""
+        for name in registry.MODULES:
+            if requested is not None and name not in requested:
+                continue
+            row = self.ledger.harness_row(name)
+            if name not in enabled and row and row[1]:
+                self.ledger.set_harness(name, enabled=False)
+            elif name in enabled and row and not row[1]:
+                self.ledger.set_harness(name, enabled=True, window_start=max(row[0], self.now - FIRST_WINDOW))
+
+    # -- one harness -----------------------------------------------------
+    def _harness(self, name: str, harness: Harness, paths: list[Path] | None, stop: StopSignal | None) -> None:
+        row = self.ledger.harness_row(name)
+        if row is None:
+            self.ledger.set_harness(name, window_start=self.now - FIRST_WINDOW, enabled=True)
+            window = self.now - FIRST_WINDOW
+        else:
+            window = row[0]
+        records = self.ledger.files(name)
+        if paths is None:
+            found = list(harness.iter_transcripts(self.locs))
+            gone = [p for p in records if p not in {str(f) for f in found}]
+            if gone:
+                self.ledger.forget_files(gone)
+        else:
+            found = [p for p in paths if p.is_file()]
+        todo: list[tuple[float, Path, os.stat_result, FileRecord | None]] = []
+        for path in found:
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            rec = records.get(str(path))
+            if self._needs_read(path, st, rec, window, name, stop):
+                todo.append((st.st_mtime, path, st, rec))
+        todo.sort(key=lambda item: item[0])
+        remaining = self.budget
+        for _, path, st, rec in todo:
+            if remaining <= 0:
+                self.report.backlog += 1
+                continue
+            try:
+                remaining -= self._read_file(name, harness, path, st, rec, window, remaining, stop)
+            except Exception as exc:  # noqa: BLE001 - a transcript we cannot read is a log line
+                self._error(f"{path}: {exc!r}", name, str(path), exc)
+        self.ledger.set_harness(name, last_pass=self.now, backlog=self.report.backlog)
+
+    def _needs_read(self, path: Path, st: os.stat_result, rec: FileRecord | None, window: float,
+                    name: str, stop: StopSignal | None) -> bool:
+        if rec is None or rec.read_end is None:
+            if st.st_mtime < window:
+                if rec is None:  # remember it unopened, so the next pass skips it with one stat
+                    self.ledger.save_file(FileRecord(str(path), name, st.st_dev, st.st_ino, st.st_size,
+                                                     st.st_mtime, None, 0, None, None, {}, None, None, None,
+                                                     0, None, 0))
+                return False
+            return True
+        unchanged = (rec.size, rec.mtime, rec.ino) == (st.st_size, st.st_mtime, st.st_ino)
+        if not unchanged:
+            return True
+        if rec.open_turns == 0:
+            return False
+        if stop is not None and rec.session_id == stop.session_id:
+            return True
+        return rec.next_check is not None and self.now >= rec.next_check
+
+    def _read_file(self, name: str, harness: Harness, path: Path, st: os.stat_result, rec: FileRecord | None,
+                   window: float, budget: int, stop: StopSignal | None) -> int:
+        start, carry = self._start(path, st, rec)
+        reading = harness.read(path, start, carry, budget)
+        self.report.bytes_read += max(0, reading.end - start)
+        if not reading.at_eof:
+            self.report.backlog += 1
+        if reading.bad_lines:
+            self._error(f"{path}: {reading.bad_lines} unreadable lines skipped", name, str(path))
+        session = reading.session
+        session_id = session.session_id if session else (rec.session_id if rec else None)
+        stopped_at = self.ledger.stopped_at(name, session_id) if session_id else None
+        resume = reading.end
+        open_turns = 0
+        next_check: float | None = None
+        if reading.excluded is None:
+            for i, turn in enumerate(reading.turns):
+                last = i == len(reading.turns) - 1 and reading.at_eof
+                # Quiet since the file or the turn last changed, whichever is older: a
+                # transcript copied from elsewhere has a fresh mtime but old lines.
+                last_change = min(st.st_mtime, turn.ended) if turn.ended > 0 else st.st_mtime
+                verdict = settle(turn, last, stopped_at, self.now - last_change)
+                if verdict == "open":
+                    resume = min(resume, turn.offset)
+                    open_turns += 1
+                    answered = bool(turn.result.strip()) and turn.pending_tools == 0 and not turn.needs_end_marker
+                    due = last_change + (QUIET if answered else GIVE_UP)
+                    next_check = due if next_check is None else min(next_check, due)
+                    continue
+                self._settled(turn, verdict, window, session.cwd if session else "")
+        self.report.open_turns += open_turns
+        if session is not None and reading.states:
+            self._note_states(session.harness, session.session_id, session.cwd, reading.states)
+        with open(path, "rb") as f:
+            head_len = min(HEAD_BYTES, reading.end) if reading.end else min(HEAD_BYTES, st.st_size)
+            anchor_at = max(0, reading.end - ANCHOR_BYTES)
+            head = f"{head_len}:{file_digest(f, 0, head_len)}"
+            anchor = f"{anchor_at}:{file_digest(f, anchor_at, reading.end - anchor_at)}"
+        self.ledger.save_file(FileRecord(
+            str(path), name, st.st_dev, st.st_ino, st.st_size if reading.at_eof else -1, st.st_mtime,
+            reading.end, resume, head, anchor, reading.carry,
+            session_id, session.cwd if session else (rec.cwd if rec else None), reading.excluded,
+            open_turns, next_check, (rec.bad_lines if rec else 0) + reading.bad_lines,
+        ))
+        return max(0, reading.end - start)
+
+    def _start(self, path: Path, st: os.stat_result, rec: FileRecord | None) -> tuple[int, dict]:
+        """Where to resume: the last position if the bytes before it are still what we read."""
+        if rec is None or rec.read_end is None:
+            return 0, {}
+        if st.st_size < rec.read_end:
+            log.info(self.locs, f"{path}: shrank from {rec.read_end} to {st.st_size} bytes; reading it again")
+            return 0, {}
+        try:
+            with open(path, "rb") as f:
+                for stored in (rec.head_hash, rec.anchor_hash):
+                    at_len, _, digest = (stored or "").partition(":")
+                    if not digest:
+                        return 0, {}
+                    if stored is rec.head_hash:
+                        ok = file_digest(f, 0, int(at_len)) == digest
+                    else:
+                        ok = file_digest(f, int(at_len), rec.read_end - int(at_len)) == digest
+                    if not ok:
+                        log.info(self.locs, f"{path}: content changed under us; reading it again")
+                        return 0, {}
+        except (OSError, ValueError):
+            return 0, {}
+        return rec.resume, rec.carry
+
+    # -- settled turns ---------------------------------------------------
+    def _settled(self, turn: Turn, verdict: str, window: float, fallback_cwd: str) -> None:
+        if verdict == "drop":
+            self.ledger.record(turn.key, turn.harness, "dropped", turn.dedupe_id, turn.ended)
+            self.report.dropped += 1
+            return
+        if turn.ended < window:
+            return  # before the backfill window: not ours to bank (a wider backfill reads it again)
+        cwd = turn.cwd or fallback_cwd
+        turn.cwd = cwd
+        self._checkpoint(turn, cwd)
+        if not turn.actions and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
+            known = self.ledger.turn_status(turn.key)
+            if known is None:
+                self.ledger.record(turn.key, turn.harness, "skipped", turn.dedupe_id, turn.ended)
+                self.report.skipped += 1
+            return
+        status = self.ledger.reserve(turn.key, turn.harness, turn.dedupe_id, self.owner, self.now)
+        if status == "duplicate":
+            self.report.duplicates += 1
+        if status != "ok":
+            return
+        slug = bank.project_slug(cwd)
+        try:
+            path = bank.write(self.locs.memories / slug / "bank", bank.render(turn))
+        except OSError as exc:
+            # a full disk or a read-only tree: the reservation lapses and a later pass retries
+            self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None)
+            return
+        self.ledger.finish(turn.key, "banked", entry=str(path), project=slug, ended=turn.ended)
+        self.report.banked += 1
+        self.report.entries.append(path)
+        self.report.touched.add(slug)
+
+    def _checkpoint(self, turn: Turn, cwd: str) -> None:
+        update = StateUpdate(at=turn.ended, kind="turn", note=bank.make_title(turn.title or turn.prompt))
+        self._note_states(turn.harness, turn.session_id, cwd, [update])
+
+    def _note_states(self, harness: str, session_id: str, cwd: str, updates: list[StateUpdate]) -> None:
+        key = (harness, session_id)
+        known_cwd, pending = self.sessions.get(key, (cwd, []))
+        self.sessions[key] = (cwd or known_cwd, pending + updates)
+
+    # -- per project, once per pass ---------------------------------------
+    def _finish_projects(self) -> None:
+        for (harness, session_id), (cwd, updates) in self.sessions.items():
+            if not cwd:
+                continue
+            try:
+                old_cwd, old = self.ledger.session_state(harness, session_id)
+                new = state.apply(old, updates)
+                if new != old or old_cwd != cwd:
+                    with self.ledger.write():
+                        self.ledger.save_session_state(harness, session_id, cwd, new)
+                slug = bank.project_slug(cwd)
+                if state.write(self.locs.memories / slug, harness, session_id, cwd, new):
+                    self.report.touched.add(slug)
+            except Exception as exc:  # noqa: BLE001
+                self._error(f"state file for {harness}:{session_id}: {exc!r}", harness, None, exc)
+        today = clock.iso(self.now)[:10]
+        for slug in sorted(self.report.touched):
+            project = self.locs.memories / slug
+            try:
+                projectfiles.rebuild_main(project)
+                projectfiles.write_summaries(project, today)
+            except Exception as exc:  # noqa: BLE001
+                self._error(f"{project}: {exc!r}", None, str(project), exc)
+        if self.report.touched:
+            self._refresh_index()
+
+    def _refresh_index(self) -> None:
+        try:
+            from . import index
+        except ImportError:
+            return
+        try:
+            index.refresh(self.locs, set(self.report.touched))
+        except Exception as exc:  # noqa: BLE001
+            self._error(f"index refresh failed: {exc!r}", None, None, exc)
+
+    def _error(self, message: str, harness: str | None, path: str | None, exc: BaseException | None = None) -> None:
+        self.report.errors += 1
+        log.error(self.locs, message, exc)
+        self.ledger.error(message, harness, path)
+
+
+def settle(turn: Turn, last: bool, stopped_at: float | None, quiet: float) -> str:
+    """"bank", "drop" or "open": whether a turn is finished (SPEC §4)."""
+    if turn.aborted:
+        return "drop"
+    if turn.closed:
+        return "bank"
+    if not last:
+        # a later turn started: this one is over (Codex: never completed, so not banked)
+        return "drop" if turn.needs_end_marker else "bank"
+    if turn.needs_end_marker:
+        return "drop" if quiet >= GIVE_UP else "open"
+    answered = bool(turn.result.strip()) and turn.pending_tools == 0
+    if answered and stopped_at is not None and stopped_at + 2.0 >= turn.ended:
+        return "bank"
+    if answered and quiet >= QUIET:
+        return "bank"
+    if quiet >= GIVE_UP:
+        return "drop"
+    return "open"

@@ -1,0 +1,229 @@
+"""Bank entries: one Markdown file per finished turn (SPEC §3), written atomically and exactly once."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from . import clock
+from .model import Turn
+from .redact import redact
+
+PROMPT_CAP = 2_000
+RESULT_CAP = 4_000
+ACTION_LINE_CAP = 400
+ACTIONS_MAX = 40
+FILE_CAP = 1_000_000  # the uploader's MEMORY_UPLOAD_MAX_BYTES is 1 MB; stay under it
+TITLE_CAP = 80
+SLUG_CAP = 60
+PROJECT_SLUG_CAP = 200
+SECTIONS = ("## Prompt", "## Actions", "## Result")
+
+
+def project_slug(cwd: str) -> str:
+    """`/Users/me/Workspace/myapp` -> `--Users-me-Workspace-myapp--` (SPEC §2).
+
+    The result is always one plain folder name inside the memories root.
+    """
+    text = re.sub(r"^[/\\]", "", (cwd or "").strip())
+    text = re.sub(r"[/\\:]", "-", text)
+    text = re.sub(r"[\x00-\x1f\x7f]", "-", text)
+    if not text.strip("-. "):
+        text = "unknown-project"
+    if len(text.encode()) > PROJECT_SLUG_CAP:
+        digest = hashlib.sha1(cwd.encode("utf-8", "replace")).hexdigest()[:10]
+        text = text.encode()[: PROJECT_SLUG_CAP - 11].decode("utf-8", "ignore") + "-" + digest
+    return f"--{text}--"
+
+
+def cap(text: str, limit: int) -> str:
+    """At most `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"…[cut: {len(text) - limit} more characters]"
+
+
+def make_title(prompt: str) -> str:
+    """The prompt's first meaningful line, whitespace collapsed, short."""
+    for line in prompt.splitlines():
+        line = re.sub(r"\s+", " ", line).strip().lstrip("#>*- ").strip()
+        if re.search(r"[A-Za-z0-9\u00c0-\uffff]", line):
+            return line if len(line) <= TITLE_CAP else line[: TITLE_CAP - 1].rstrip() + "…"
+    return "Untitled turn"
+
+
+def title_slug(title: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:SLUG_CAP].strip("-")
+    return slug or "turn"
+
+
+def _quote(value: str) -> str:
+    # A JSON string is a valid YAML double-quoted scalar; escape the line separators YAML would fold.
+    return orjson.dumps(value).decode().replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _tag(name: str) -> str:
+    return name if re.fullmatch(r"[a-z0-9_][a-z0-9_.-]*", name) else _quote(name)
+
+
+def _guard_headings(text: str) -> str:
+    """Keep a prompt or result from faking one of our section headings."""
+    return re.sub(r"(?m)^(## (?:Prompt|Actions|Result)\s*)$", r" \1", text)
+
+
+def action_lines(turn: Turn) -> list[str]:
+    lines = []
+    for action in turn.actions[:ACTIONS_MAX]:
+        try:
+            payload = orjson.dumps(action.input).decode()
+        except TypeError:
+            payload = orjson.dumps(str(action.input)).decode()
+        lines.append(cap(f"- {action.tool}: {redact(payload)}", ACTION_LINE_CAP))
+    if len(turn.actions) > ACTIONS_MAX:
+        lines.append(f"- …[cut: {len(turn.actions) - ACTIONS_MAX} more actions]")
+    return lines
+
+
+def tags(turn: Turn) -> list[str]:
+    seen: dict[str, None] = {}
+    for action in turn.actions:
+        seen.setdefault(action.tool, None)
+    return list(seen)
+
+
+@dataclass
+class Entry:
+    name_stem: str  # `<file-safe ISO>--<title slug>`
+    file_iso: str
+    text: str
+    turn_key: str
+
+
+def render(turn: Turn) -> Entry:
+    ts = clock.iso(turn.ended)
+    file_iso = clock.file_safe(ts)
+    prompt = redact(turn.prompt.strip())
+    title = make_title(redact(turn.title) if turn.title else prompt)
+    tag_list = tags(turn)
+    head = [
+        "---",
+        f"id: {file_iso}",
+        f"ts: {_quote(ts)}",
+        f"title: {_quote(title)}",
+        "tags:" + ("" if tag_list else " []"),
+        *[f"  - {_tag(t)}" for t in tag_list],
+        f"cwd: {_quote(turn.cwd)}",
+        f"session_id: {_quote(turn.session_id)}",
+        f"harness: {turn.harness}",
+        f"turn_key: {_quote(turn.key)}",
+        f"source: autobank:{turn.harness}",
+        "---",
+        "",
+        "## Prompt",
+        "",
+        _guard_headings(cap(prompt, PROMPT_CAP)) or "(empty prompt)",
+        "",
+        "## Actions",
+        "",
+        "\n".join(action_lines(turn)) or "(no tool calls)",
+        "",
+        "## Result",
+        "",
+    ]
+    before_result = "\n".join(head) + "\n"
+    result = _guard_headings(cap(redact(turn.result.strip()), RESULT_CAP)) or "(no answer)"
+    room = FILE_CAP - len(before_result.encode()) - 200
+    if len((result + "\n").encode()) > room:
+        # bytes, not characters, decide the uploader's cap: trim until it fits
+        keep = len(result)
+        while keep > 0 and len(result[:keep].encode()) > room:
+            keep = keep * 3 // 4
+        result = result[:keep] + f"…[cut: {len(result) - keep} more characters]"
+    return Entry(
+        name_stem=f"{file_iso}--{title_slug(title)}",
+        file_iso=file_iso,
+        text=before_result + result + "\n",
+        turn_key=turn.key,
+    )
+
+
+def find_entry(bank_dir: Path, file_iso: str, turn_key: str) -> Path | None:
+    """An entry already written for this turn (a pass killed after writing, before recording it)."""
+    marker = f"turn_key: {_quote(turn_key)}\n".encode()
+    try:
+        names = [n for n in os.listdir(bank_dir) if n.startswith(file_iso + "--") and n.endswith(".md")]
+    except FileNotFoundError:
+        return None
+    for name in names:
+        try:
+            with open(bank_dir / name, "rb") as f:
+                if marker in f.read(8192):
+                    return bank_dir / name
+        except OSError:
+            continue
+    return None
+
+
+def write(bank_dir: Path, entry: Entry) -> Path:
+    """Write the entry under a name no other entry has, atomically; return its path.
+
+    The file appears whole or not at all: it is written to a temporary name
+    (not ending in .md, so the uploader never sees it) and linked into place,
+    which fails rather than replaces when the name is taken.
+    """
+    existing = find_entry(bank_dir, entry.file_iso, entry.turn_key)
+    if existing:
+        return existing
+    bank_dir.mkdir(parents=True, exist_ok=True)
+    tmp = bank_dir / f".{entry.name_stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    data = entry.text.encode()
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        suffix = hashlib.blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
+        candidates = [entry.name_stem, f"{entry.name_stem}-{suffix}"] + [
+            f"{entry.name_stem}-{suffix}-{n}" for n in range(2, 100)
+        ]
+        for stem in candidates:
+            target = bank_dir / f"{stem}.md"
+            if _place(tmp, target):
+                _fsync_dir(bank_dir)
+                return target
+        raise FileExistsError(f"no free name for {entry.name_stem} in {bank_dir}")
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _place(tmp: Path, target: Path) -> bool:
+    try:
+        os.link(tmp, target)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:
+        # filesystems without hard links: all writers hold the pass lock, so check-then-rename is safe
+        if target.exists():
+            return False
+        os.replace(tmp, target)
+        return True
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

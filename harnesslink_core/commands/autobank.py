@@ -1,0 +1,41 @@
+"""`harnesslink autobank`: one incremental pass (or, with --drain, passes until the backlog is gone)."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import autobank
+from ..paths import Locations
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("autobank", help="Bank what is new in every enabled harness's transcripts")
+    parser.add_argument("--drain", action="store_true", help="keep passing until no backlog is left")
+    parser.add_argument("--harness", action="append", help="only this harness (repeatable)")
+    parser.add_argument("--quiet", action="store_true", help="print nothing")
+
+
+def run(args: argparse.Namespace, locs: Locations) -> int:
+    if args.drain:
+        report = autobank.drain(locs, harnesses=args.harness)
+    else:
+        report = autobank.run_pass(locs, harnesses=args.harness)
+    if not args.quiet:
+        print(summary(report))
+    return 0
+
+
+def summary(report: autobank.PassReport) -> str:
+    if report.locked:
+        return "another pass is running; nothing done"
+    if report.disabled:
+        return "memory.autoBank is false in config.yml; nothing banked"
+    text = (f"banked {report.banked}, skipped {report.skipped}, dropped {report.dropped}, "
+            f"duplicates {report.duplicates}; read {report.bytes_read / 1e6:.1f} MB")
+    if report.backlog:
+        text += f"; {report.backlog} transcripts left for the next pass"
+    if report.open_turns:
+        text += f"; {report.open_turns} turns not finished yet"
+    if report.errors:
+        text += f"; {report.errors} errors (see the log)"
+    return text

@@ -1,0 +1,40 @@
+"""`harnesslink backfill --days N [--harness H]`: widen the window and drain it in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import autobank
+from ..paths import Locations
+from .autobank import summary
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("backfill", help="Bank every turn of the last N days (re-reads every transcript once)")
+    parser.add_argument("--days", type=float, default=30, help="how far back (default 30)")
+    parser.add_argument("--harness", action="append", help="only this harness (repeatable)")
+
+
+def run(args: argparse.Namespace, locs: Locations) -> int:
+    if args.days <= 0:
+        print("error: --days must be positive", file=sys.stderr)
+        return 2
+    names = autobank.widen_window(locs, args.days, args.harness)
+    if not names:
+        print("nothing to backfill: no enabled harness matches (see config.yml cloud.autobank)")
+        return 1
+    show = sys.stderr.isatty()
+
+    def progress(total: autobank.PassReport, passes: int) -> None:
+        if show:
+            mb = total.bytes_read / 1e6
+            sys.stderr.write(f"\r[{'#' * min(passes, 30):<30}] pass {passes}: {total.banked} banked, {mb:.1f} MB read, "
+                             f"{total.backlog} transcripts left ")
+            sys.stderr.flush()
+
+    report = autobank.drain(locs, harnesses=names, progress=progress)
+    if show:
+        sys.stderr.write("\n")
+    print(f"backfill of {', '.join(names)} over {args.days:g} days: {summary(report)}")
+    return 0 if not report.locked else 1

@@ -1,0 +1,97 @@
+"""`harnesslink status [--json]`: per harness, what is on, seen, banked, pending and wrong."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from .. import clock, config
+from ..harnesses import registry
+from ..ledger import open_ledger
+from ..paths import Locations
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("status", help="Show what each harness has banked, pending and failed")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def collect(locs: Locations) -> dict[str, Any]:
+    switches = config.switches(locs)
+    ledger = open_ledger(locs)
+    out: dict[str, Any] = {
+        "agent_dir": str(locs.agent_dir),
+        "auto_bank": switches.auto_bank,
+        "config_problem": switches.problem,
+        "harnesses": {},
+    }
+    try:
+        for name, harness in registry.available().items():
+            records = ledger.files(name)
+            counts = ledger.counts(name)
+            row = ledger.harness_row(name)
+            backlog = 0
+            seen = 0
+            for path in harness.iter_transcripts(locs):
+                seen += 1
+                rec = records.get(str(path))
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                window = row[0] if row else time.time() - 30 * 86400
+                if rec is None and st.st_mtime >= window:
+                    backlog += 1
+                elif rec is not None and rec.read_end is not None and (rec.size, rec.mtime) != (st.st_size, st.st_mtime):
+                    backlog += 1
+            errors = ledger.errors(name, since=time.time() - 86400)
+            entry: dict[str, Any] = {
+                "enabled": switches.auto_bank and name in switches.autobank,
+                "detected": harness.detect(locs),
+                "transcripts": seen,
+                "excluded_transcripts": sum(1 for r in records.values() if r.excluded),
+                "banked": counts.get("banked", 0),
+                "skipped": counts.get("skipped", 0),
+                "dropped": counts.get("dropped", 0),
+                "duplicates": counts.get("duplicate", 0),
+                "pending": sum(r.open_turns for r in records.values()) + counts.get("reserved", 0),
+                "backlog": backlog,
+                "bad_lines": sum(r.bad_lines for r in records.values()),
+                "errors_24h": len(errors),
+                "last_error": errors[-1][2] if errors else None,
+                "last_pass": clock.iso(row[2]) if row and row[2] else None,
+                "window_start": clock.iso(row[0]) if row else None,
+            }
+            unreadable = getattr(harness, "unreadable", None)
+            if callable(unreadable):
+                entry["unreadable"] = unreadable(locs)
+            out["harnesses"][name] = entry
+    finally:
+        ledger.close()
+    return out
+
+
+def run(args: argparse.Namespace, locs: Locations) -> int:
+    data = collect(locs)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"agent dir: {data['agent_dir']}")
+    if data["config_problem"]:
+        print(f"config.yml: {data['config_problem']} (using defaults)")
+    if not data["auto_bank"]:
+        print("memory.autoBank is false: nothing is banked")
+    for name, h in data["harnesses"].items():
+        state = "on" if h["enabled"] else "off"
+        print(f"\n{name}: {state}{'' if h['detected'] else ' (not detected)'}")
+        print(f"  transcripts seen {h['transcripts']} (excluded {h['excluded_transcripts']}), backlog {h['backlog']}")
+        print(f"  turns banked {h['banked']}, skipped {h['skipped']}, pending {h['pending']}, "
+              f"dropped {h['dropped']}, duplicates {h['duplicates']}")
+        if h.get("unreadable"):
+            print(f"  unreadable: {h['unreadable']}")
+        print(f"  errors (24h) {h['errors_24h']}, unreadable lines {h['bad_lines']}"
+              + (f"; last: {h['last_error']}" if h["last_error"] else ""))
+        print(f"  last pass {h['last_pass'] or 'never'}")
+    return 0

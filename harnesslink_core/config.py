@@ -1,0 +1,135 @@
+"""`config.yml` switches (SPEC §5): `memory.autoBank`, `cloud.autobank` and the legacy `cloud.harnesses`."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .paths import Locations
+
+ALL_HARNESSES = ("claude-code", "codex", "pi", "omp", "antigravity")
+
+
+class ConfigError(Exception):
+    """config.yml exists but cannot be understood."""
+
+
+@dataclass
+class Switches:
+    auto_bank: bool
+    autobank: list[str]  # harnesses with autobank on
+    problem: str | None = None  # why the file was not usable, if it was not
+
+
+def load(locs: Locations) -> dict[str, Any]:
+    try:
+        text = locs.config_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {locs.config_file}: {exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{locs.config_file} is not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{locs.config_file} is not a mapping")
+    return data
+
+
+def switches(locs: Locations) -> Switches:
+    """What is on. A missing or broken file means the defaults: everything on."""
+    try:
+        data = load(locs)
+    except ConfigError as exc:
+        return Switches(True, list(ALL_HARNESSES), problem=str(exc))
+    memory = data.get("memory") if isinstance(data.get("memory"), dict) else {}
+    cloud = data.get("cloud") if isinstance(data.get("cloud"), dict) else {}
+    auto_bank = memory.get("autoBank", True) is not False
+    if "autobank" in cloud:
+        names = cloud.get("autobank") or []
+    elif "harnesses" in cloud:
+        names = cloud.get("harnesses") or []
+    else:
+        names = list(ALL_HARNESSES)
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, list):
+        names = []
+    return Switches(auto_bank, [str(n) for n in names if str(n) in ALL_HARNESSES])
+
+
+def set_autobank(locs: Locations, names: list[str]) -> None:
+    """Write `cloud.autobank`, keeping everything else in the file (comments included where possible)."""
+    try:
+        text = locs.config_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    data = load(locs)
+    wanted = dict(data)
+    cloud = dict(data.get("cloud") or {}) if isinstance(data.get("cloud") or {}, dict) else {}
+    cloud["autobank"] = list(names)
+    wanted["cloud"] = cloud
+    new_text = _edit_in_place(text, names)
+    try:
+        ok = new_text is not None and yaml.safe_load(new_text) == wanted
+    except yaml.YAMLError:
+        ok = False
+    if not ok:
+        new_text = yaml.safe_dump(wanted, sort_keys=False, default_flow_style=False)
+    if new_text != text:
+        _atomic_write(locs.config_file, new_text)
+
+
+def _flow(names: list[str]) -> str:
+    return "[" + ", ".join(names) + "]"
+
+
+def _edit_in_place(text: str, names: list[str]) -> str | None:
+    """Replace or add `autobank:` under the top-level `cloud:` block by editing lines."""
+    lines = text.splitlines(keepends=True)
+    cloud_at = next((i for i, line in enumerate(lines) if re.match(r"cloud:\s*(#.*)?$", line.rstrip("\n"))), None)
+    if cloud_at is None:
+        if re.search(r"(?m)^cloud\s*:", text):
+            return None  # an inline cloud mapping: let the caller rewrite
+        sep = "" if not text or text.endswith("\n") else "\n"
+        return f"{text}{sep}cloud:\n  autobank: {_flow(names)}\n"
+    end = cloud_at + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t#"):
+        end += 1
+    block = lines[cloud_at + 1 : end]
+    indent = next((re.match(r"[ \t]+", l).group(0) for l in block if l.strip() and not l.lstrip().startswith("#")), "  ")
+    for j, line in enumerate(block):
+        if re.match(re.escape(indent) + r"autobank\s*:", line):
+            k = j + 1
+            while k < len(block) and (
+                not block[k].strip() or len(block[k]) - len(block[k].lstrip()) > len(indent)
+                or block[k].lstrip().startswith("- ") and block[k].startswith(indent)
+            ):
+                k += 1
+            block[j:k] = [f"{indent}autobank: {_flow(names)}\n"]
+            return "".join(lines[: cloud_at + 1] + block + lines[end:])
+    block.insert(0, f"{indent}autobank: {_flow(names)}\n")
+    return "".join(lines[: cloud_at + 1] + block + lines[end:])
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,458 @@
+"""The local search index, `memory-index.db`: SQLite FTS5 over the bank entries.
+
+The Markdown tree is the source of truth; the index is a cache of it that can
+be thrown away and rebuilt at any time (`harnesslink reindex`).
+
+- `docs` holds one row per entry (its path relative to the memories root,
+  project, time, title, harness, session) and the file's mtime and size.
+- `fts` (FTS5, porter stemming) holds the searchable text, split into title,
+  tags, prompt, a digest of the actions and the result, weighted in that spirit.
+- `projects` remembers each `bank/` folder's mtime: checking whether a
+  project changed costs one stat. Adding, removing or replacing an entry (all
+  our writes are rename-into-place) changes that mtime. A folder modified in
+  the last two seconds is not trusted to be finished, because a second write
+  in the same clock tick would leave the mtime unchanged ("racy git" problem);
+  it is scanned again on the next check.
+
+Writers take SQLite's write lock without waiting long: the prompt hook would
+rather search a slightly stale index than block. A corrupt index is deleted
+and rebuilt from the Markdown.
+
+This module is on the prompt hook's path: stdlib only, entries parsed lazily.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import Locations
+
+SCHEMA_VERSION = 1
+RACY_SECONDS = 2.0
+REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
+ACTIONS_DIGEST_CHARS = 2000
+
+# title, tags, prompt, actions, result
+COLUMNS = ("title", "tags", "prompt", "actions", "result")
+WEIGHTS = (6.0, 1.0, 3.0, 0.5, 2.0)
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS docs (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    project TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    ts REAL NOT NULL,
+    title TEXT NOT NULL,
+    harness TEXT NOT NULL,
+    source TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    turn_key TEXT NOT NULL,
+    cwd TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS docs_project_ts ON docs(project, ts);
+CREATE TABLE IF NOT EXISTS projects (
+    slug TEXT PRIMARY KEY,
+    dir_mtime_ns INTEGER NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    {", ".join(COLUMNS)},
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+class IndexUnavailable(Exception):
+    """The index cannot be used right now (missing, corrupt, locked, old schema)."""
+
+
+@dataclass
+class Hit:
+    path: str  # relative to the memories root: `<slug>/bank/<file>.md`
+    project: str
+    ts: float
+    title: str
+    harness: str
+    source: str
+    session_id: str
+    score: float  # higher is better (negated bm25)
+    prompt: str = ""
+    result: str = ""
+    matched: list[str] = field(default_factory=list)
+
+    @property
+    def origin(self) -> str:
+        return self.harness or self.source or "unknown"
+
+
+# --- opening ------------------------------------------------------------------
+
+
+def connect(locs: Locations, *, create: bool = True, busy_ms: int = 5000) -> sqlite3.Connection:
+    """An open, current-schema index. Raises IndexUnavailable when it cannot be had
+    (with `create=False`: when it does not exist yet)."""
+    path = locs.index_file
+    exists = path.exists()
+    if not exists and not create:
+        raise IndexUnavailable("no index yet")
+    try:
+        if not exists:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=busy_ms / 1000, isolation_level=None)
+    except (sqlite3.Error, OSError) as exc:
+        raise IndexUnavailable(f"cannot open {path}: {exc}") from exc
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            if not create:
+                raise IndexUnavailable(f"index schema {version}, want {SCHEMA_VERSION}")
+            _create_schema(conn, fresh=version != 0)
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        raise IndexUnavailable(f"index busy: {exc}") from exc
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise IndexCorrupt(f"index unreadable: {exc}") from exc
+    return conn
+
+
+class IndexCorrupt(IndexUnavailable):
+    """The file is not a usable database: delete it and rebuild."""
+
+
+def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if fresh:  # an older schema: drop it, the Markdown rebuilds it
+            for table in ("fts", "docs", "projects"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def delete_index_files(locs: Locations) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(str(locs.index_file) + suffix)
+        except FileNotFoundError:
+            pass
+
+
+# --- keeping it current -------------------------------------------------------
+
+
+def refresh(locs: Locations, projects: Iterable[str] | None = None) -> int:
+    """Bring the index up to date with the Markdown for these project slugs
+    (None: every project, and forget projects that are gone). Cheap when nothing
+    changed: one stat per project. Returns how many entries were (re)indexed or
+    dropped. Called by the autobank pass after it banks."""
+    try:
+        conn = connect(locs)
+    except IndexCorrupt:
+        delete_index_files(locs)
+        conn = connect(locs)
+    try:
+        return sync(conn, locs, projects)
+    finally:
+        conn.close()
+
+
+def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | None = None,
+         *, force: bool = False) -> int:
+    from .scope import all_projects, is_safe_slug
+
+    if projects is None:
+        slugs = all_projects(locs)
+        known = [row[0] for row in conn.execute("SELECT slug FROM projects")]
+        slugs += [s for s in known if s not in slugs]
+        known_docs = [row[0] for row in conn.execute("SELECT DISTINCT project FROM docs")]
+        slugs += [s for s in known_docs if s not in slugs]
+    else:
+        slugs = [s for s in dict.fromkeys(projects) if is_safe_slug(s)]
+    changed = 0
+    for slug in slugs:
+        changed += _sync_project(conn, locs, slug, force=force)
+    return changed
+
+
+def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force: bool) -> int:
+    bank = locs.memories / slug / "bank"
+    try:
+        dir_mtime = bank.stat().st_mtime_ns
+    except OSError:
+        dir_mtime = None
+    row = conn.execute("SELECT dir_mtime_ns FROM projects WHERE slug = ?", (slug,)).fetchone()
+    if not force and row is not None and dir_mtime is not None and row[0] == dir_mtime:
+        return 0
+    if not force and row is None and dir_mtime is None:
+        return 0
+
+    on_disk: dict[str, tuple[Path, int, int]] = {}
+    if dir_mtime is not None:
+        try:
+            with os.scandir(bank) as it:
+                for item in it:
+                    if not item.name.endswith(".md") or item.name.startswith("."):
+                        continue
+                    try:
+                        st = item.stat()
+                    except OSError:
+                        continue
+                    if item.is_file():
+                        on_disk[f"{slug}/bank/{item.name}"] = (Path(item.path), st.st_mtime_ns, st.st_size)
+        except OSError:
+            dir_mtime = None
+
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        known = {
+            path: (doc_id, mtime, size)
+            for doc_id, path, mtime, size in conn.execute(
+                "SELECT id, path, mtime_ns, size FROM docs WHERE project = ?", (slug,)
+            )
+        }
+        changed = 0
+        for path, (doc_id, _, _) in known.items():
+            if path not in on_disk:
+                _delete_doc(conn, doc_id)
+                changed += 1
+        for path, (file, mtime, size) in on_disk.items():
+            old = known.get(path)
+            if old is not None and old[1] == mtime and old[2] == size:
+                continue
+            if old is not None:
+                _delete_doc(conn, old[0])
+            if _insert_doc(conn, file, slug, path, mtime, size):
+                changed += 1
+        if dir_mtime is None:
+            conn.execute("DELETE FROM projects WHERE slug = ?", (slug,))
+        else:
+            racy = time.time() - dir_mtime / 1e9 < RACY_SECONDS
+            conn.execute(
+                "INSERT OR REPLACE INTO projects(slug, dir_mtime_ns) VALUES (?, ?)",
+                (slug, -1 if racy else dir_mtime),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return changed
+
+
+def _delete_doc(conn: sqlite3.Connection, doc_id: int) -> None:
+    conn.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
+    conn.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
+
+
+def _insert_doc(conn: sqlite3.Connection, file: Path, slug: str, rel: str, mtime: int, size: int) -> bool:
+    from .entries import read_entry
+
+    entry = read_entry(file, slug)
+    if entry is None:
+        return False
+    cur = conn.execute(
+        "INSERT INTO docs(path, project, mtime_ns, size, ts, title, harness, source, session_id, turn_key, cwd)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (rel, slug, mtime, size, entry.ts, entry.title, entry.harness, entry.source,
+         entry.session_id, entry.turn_key, entry.cwd),
+    )
+    conn.execute(
+        "INSERT INTO fts(rowid, title, tags, prompt, actions, result) VALUES (?,?,?,?,?,?)",
+        (cur.lastrowid, entry.title, " ".join(entry.tags), entry.prompt,
+         actions_digest(entry.actions), entry.result),
+    )
+    return True
+
+
+def actions_digest(actions: str) -> str:
+    """The step log, shortened: each action's tool and the start of its input."""
+    lines = []
+    total = 0
+    for line in actions.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        line = line[:200]
+        total += len(line) + 1
+        if total > ACTIONS_DIGEST_CHARS:
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def rebuild(locs: Locations) -> int:
+    """Rebuild the whole index from the Markdown (`harnesslink reindex`)."""
+    try:
+        conn = connect(locs)
+        conn.execute("PRAGMA quick_check").fetchone()
+    except IndexCorrupt:
+        delete_index_files(locs)
+        conn = connect(locs)
+    except sqlite3.DatabaseError:
+        conn.close()
+        delete_index_files(locs)
+        conn = connect(locs)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM docs")
+        conn.execute("DELETE FROM fts")
+        conn.execute("DELETE FROM projects")
+        conn.execute("COMMIT")
+        count = sync(conn, locs, None, force=True)
+        conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+        return count
+    finally:
+        conn.close()
+
+
+def rebuild_in_background(locs: Locations) -> bool:
+    """Start a detached rebuild unless one is already running. Never waits."""
+    import subprocess
+
+    marker = Path(str(locs.index_file) + ".rebuilding")
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            if time.time() - marker.stat().st_mtime < REBUILD_MARKER_STALE:
+                return False
+            marker.unlink(missing_ok=True)
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        os.close(fd)
+        env = dict(locs.env)
+        package_root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+        subprocess.Popen(
+            [sys.executable, "-m", "harnesslink_core.index", "rebuild", str(marker)],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+# --- searching ----------------------------------------------------------------
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(terms: Iterable[str]) -> str:
+    """An FTS5 query matching any of the terms, each quoted: never raw syntax."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
+    return " OR ".join(quoted)
+
+
+def search(
+    conn: sqlite3.Connection,
+    terms: list[str],
+    projects: list[str] | None,
+    *,
+    limit: int = 10,
+    exclude_session: str | None = None,
+    exclude_paths: Iterable[str] = (),
+    with_text: bool = True,
+) -> list[Hit]:
+    """Entries matching any term, best first, within `projects` (None: all)."""
+    query = fts_query(terms)
+    if not query or limit <= 0:
+        return []
+    where = ["fts MATCH ?"]
+    params: list[object] = [query]
+    if projects is not None:
+        if not projects:
+            return []
+        where.append(f"d.project IN ({','.join('?' * len(projects))})")
+        params += projects
+    if exclude_session:
+        where.append("d.session_id != ?")
+        params.append(exclude_session)
+    excluded = list(exclude_paths)
+    if excluded:
+        where.append(f"d.path NOT IN ({','.join('?' * len(excluded))})")
+        params += excluded
+    text_cols = ", fts.prompt, fts.result" if with_text else ", '', ''"
+    sql = (
+        f"SELECT d.id, d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id,"
+        f" bm25(fts, {', '.join(str(w) for w in WEIGHTS)}) AS rank{text_cols}"
+        f" FROM fts JOIN docs d ON d.id = fts.rowid WHERE {' AND '.join(where)}"
+        f" ORDER BY rank LIMIT ?"
+    )
+    params.append(limit)
+    hits = []
+    for doc_id, path, project, ts, title, harness, source, session, rank, prompt, result in conn.execute(sql, params):
+        hit = Hit(path, project, ts, title, harness, source, session, -rank, prompt or "", result or "")
+        hit.matched = matched_terms(conn, doc_id, terms)
+        hits.append(hit)
+    return hits
+
+
+def matched_terms(conn: sqlite3.Connection, doc_id: int, terms: list[str]) -> list[str]:
+    """Which query terms (after stemming) occur in the entry."""
+    found = []
+    for term in terms:
+        row = conn.execute(
+            "SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (fts_query([term]), doc_id)
+        ).fetchone()
+        if row:
+            found.append(term)
+    return found
+
+
+def newest(conn: sqlite3.Connection, projects: list[str], limit: int) -> list[Hit]:
+    if not projects:
+        return []
+    sql = (
+        "SELECT d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id, fts.result"
+        f" FROM docs d JOIN fts ON fts.rowid = d.id WHERE d.project IN ({','.join('?' * len(projects))})"
+        " ORDER BY d.ts DESC LIMIT ?"
+    )
+    return [
+        Hit(path, project, ts, title, harness, source, session, 0.0, "", result or "")
+        for path, project, ts, title, harness, source, session, result in conn.execute(sql, [*projects, limit])
+    ]
+
+
+def count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m harnesslink_core.index rebuild [marker]`: the detached rebuild."""
+    from .paths import locations
+
+    if not argv or argv[0] != "rebuild":
+        return 2
+    marker = Path(argv[1]) if len(argv) > 1 else None
+    locs = locations()
+    try:
+        rebuild(locs)
+    except Exception as exc:  # noqa: BLE001 - a background job: log and exit
+        from .hooks import log_error
+
+        log_error(locs, "background index rebuild failed", exc)
+        return 1
+    finally:
+        if marker is not None:
+            marker.unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

@@ -1,0 +1,53 @@
+"""A bounded log file: errors go here, never to a harness. Cheap to import (no `logging`)."""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+
+from .paths import Locations
+
+MAX_BYTES = 1_000_000
+KEEP = 3
+
+
+def write(locs: Locations, level: str, message: str, *, exc: BaseException | None = None) -> None:
+    """Append one line (and a traceback, if given). Never raises: logging must not break a hook."""
+    try:
+        path = locs.log_file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _rotate(path)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        text = f"{stamp} {level.upper()} [{os.getpid()}] {message}\n"
+        if exc is not None:
+            text += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        with open(path, "a", encoding="utf-8", errors="replace") as f:
+            f.write(text)
+    except Exception:  # noqa: BLE001 - a full disk or a read-only home must not surface
+        pass
+
+
+def _rotate(path: os.PathLike[str]) -> None:
+    try:
+        if os.path.getsize(path) < MAX_BYTES:
+            return
+    except OSError:
+        return
+    for n in range(KEEP - 1, 0, -1):
+        older = f"{path}.{n}"
+        if os.path.exists(older):
+            os.replace(older, f"{path}.{n + 1}")
+    os.replace(path, f"{path}.1")
+
+
+def info(locs: Locations, message: str) -> None:
+    write(locs, "info", message)
+
+
+def warning(locs: Locations, message: str) -> None:
+    write(locs, "warning", message)
+
+
+def error(locs: Locations, message: str, exc: BaseException | None = None) -> None:
+    write(locs, "error", message, exc=exc)

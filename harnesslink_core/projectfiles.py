@@ -1,0 +1,149 @@
+"""A project's MAIN.md index and daily summaries (SPEC §5), rebuilt from its bank folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+START = "<!-- superpi:index:start -->"
+END = "<!-- superpi:index:end -->"
+DEFAULT_HEADER = (
+    "# Project Memory\n\n"
+    "Add context, architecture notes, or reminders here.\n"
+    "Everything above the markers is untouched by the banker.\n\n"
+)
+INDEX_ROWS = 200
+
+
+def entry_names(project_dir: Path) -> list[str]:
+    """Bank entry file names, oldest first (names start with the time the turn finished)."""
+    try:
+        names = [n for n in os.listdir(project_dir / "bank") if n.endswith(".md") and not n.startswith(".")]
+    except FileNotFoundError:
+        return []
+    return sorted(names)
+
+
+def read_header(path: Path) -> dict[str, object]:
+    """The few frontmatter fields the index and summaries need, without a YAML parser."""
+    fields: dict[str, object] = {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(16384)
+    except OSError:
+        return fields
+    if not head.startswith("---"):
+        return fields
+    block = head[3:].split("\n---", 1)[0]
+    tags: list[str] = []
+    in_tags = False
+    for line in block.splitlines():
+        if in_tags and line.startswith("  - "):
+            tags.append(_unquote(line[4:].strip()))
+            continue
+        in_tags = False
+        match = re.match(r"([A-Za-z_]+):\s*(.*)$", line)
+        if not match:
+            continue
+        key, value = match.groups()
+        if key == "tags":
+            in_tags = value.strip() == ""
+            if value.strip().startswith("["):
+                tags = [_unquote(t.strip()) for t in value.strip()[1:-1].split(",") if t.strip()]
+        else:
+            fields[key] = _unquote(value.strip())
+    fields["tags"] = tags
+    return fields
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        import json
+
+        try:
+            return str(json.loads(value))
+        except ValueError:
+            return value[1:-1]
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    return value
+
+
+def rebuild_main(project_dir: Path) -> bool:
+    """Rebuild the index between the markers, newest first; everything else stays byte for byte."""
+    rows = []
+    for name in reversed(entry_names(project_dir)[-INDEX_ROWS:]):
+        header = read_header(project_dir / "bank" / name)
+        ts = header.get("ts") or name.split("--", 1)[0]
+        title = str(header.get("title") or name).replace("\n", " ")
+        rows.append(f"- {ts} — {title} (bank/{name})")
+    block = START + "\n" + "".join(row + "\n" for row in rows) + END
+    path = project_dir / "MAIN.md"
+    try:
+        old = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = None
+    if old is None:
+        new = DEFAULT_HEADER + block + "\n"
+    else:
+        start, end = old.find(START), old.find(END)
+        if start != -1 and end > start:
+            new = old[:start] + block + old[end + len(END):]
+        else:
+            sep = "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
+            new = old + sep + block + "\n"
+    if new == old:
+        return False
+    atomic_write(path, new)
+    return True
+
+
+def write_summaries(project_dir: Path, today: str) -> list[Path]:
+    """One `summaries/YYYY-MM-DD.md` for each past day that has entries and no summary yet."""
+    by_day: dict[str, list[str]] = {}
+    for name in entry_names(project_dir):
+        day = name[:10]
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day) and day < today:
+            by_day.setdefault(day, []).append(name)
+    written = []
+    for day, names in sorted(by_day.items()):
+        path = project_dir / "summaries" / f"{day}.md"
+        if path.exists():
+            continue
+        lines = [f"# {day}", ""]
+        for name in names:
+            header = read_header(project_dir / "bank" / name)
+            tags = header.get("tags") or []
+            lines.append(f"- {header.get('title') or name} [{', '.join(tags)}]")  # type: ignore[arg-type]
+        if _create(path, "\n".join(lines) + "\n"):
+            written.append(path)
+    return written
+
+
+def _create(path: Path, text: str) -> bool:
+    """Write a file that must never be replaced once it exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

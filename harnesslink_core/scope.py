@@ -1,0 +1,86 @@
+"""Which projects a session may read: its own, plus those its `linked.txt` names.
+
+Nothing else, ever: a linked name that is not a plain folder name inside the
+memories root (`..`, separators, an absolute path that slugs to nothing) is
+ignored, and links are not followed transitively.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .paths import Locations
+
+LINKED_FILE = "linked.txt"
+
+
+def project_slug(cwd: str) -> str:
+    """SPEC §2 slug of a working directory (the lead's `bank.project_slug`)."""
+    try:
+        from .bank import project_slug as slug
+    except ImportError:  # bank.py not there yet, or broken: same rule, spelled here
+        return _spec_slug(cwd)
+    return slug(cwd)
+
+
+def _spec_slug(cwd: str) -> str:
+    text = cwd.strip().lstrip("/\\")
+    text = re.sub(r"[/\\:]", "-", text)
+    return f"--{text}--"
+
+
+def is_safe_slug(slug: str) -> bool:
+    """A name that can only address a folder directly inside the memories root."""
+    return (
+        bool(slug)
+        and slug.strip(".-") != ""
+        and "/" not in slug
+        and "\\" not in slug
+        and "\x00" not in slug
+        and slug not in (".", "..")
+    )
+
+
+def project_dir(locs: Locations, slug: str) -> Path | None:
+    if not is_safe_slug(slug):
+        return None
+    return locs.memories / slug
+
+
+def linked_projects(locs: Locations, slug: str) -> list[str]:
+    """The projects named in `<slug>/linked.txt`: slugs or folder paths, one per line."""
+    folder = project_dir(locs, slug)
+    if folder is None:
+        return []
+    try:
+        text = (folder / LINKED_FILE).read_text("utf-8", "replace")
+    except OSError:
+        return []
+    linked: list[str] = []
+    for line in text.splitlines():
+        name = line.strip()
+        if not name or name.startswith("#"):
+            continue
+        if name.startswith("~"):
+            name = str(locs.home) + name[1:]
+        if name[:1] in "/\\" or re.match(r"^[A-Za-z]:[\\/]", name):
+            name = project_slug(name)
+        if is_safe_slug(name) and name != slug and name not in linked:
+            linked.append(name)
+    return linked
+
+
+def scope_for(locs: Locations, cwd: str) -> list[str]:
+    """The project of `cwd` first, then its linked projects."""
+    own = project_slug(cwd)
+    if not is_safe_slug(own):
+        return []
+    return [own, *linked_projects(locs, own)]
+
+
+def all_projects(locs: Locations) -> list[str]:
+    try:
+        return sorted(p.name for p in locs.memories.iterdir() if p.is_dir() and is_safe_slug(p.name))
+    except OSError:
+        return []
