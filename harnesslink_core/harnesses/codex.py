@@ -203,6 +203,8 @@ class _RolloutReader:
             else:
                 if over_budget and self._starts_turn(record):
                     at_eof = False
+                    if self.open is not None and not self.open.explicit:
+                        self._finish(closed=True)  # the next prompt is there: this one is over
                     break
                 self._line(offset, record)
             end = line_end
