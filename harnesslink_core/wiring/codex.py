@@ -1,0 +1,102 @@
+"""Codex CLI: four command hooks in $CODEX_HOME/hooks.json (research/codex.md §1).
+
+Codex keys the trust of each hook by its position and a hash of its entry, and
+runs only hooks the user trusted in `/hooks`: so we never move anything that is
+there, and we tell the user about the trust step. We never edit config.toml; we
+only read it to warn when hooks are switched off there.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from ..paths import Locations
+from . import hooks_json
+from .base import detect_by
+from .files import FileChange
+from .hook_command import command, is_ours
+
+NAME = "codex"
+
+# (event, matcher, hook, timeout in seconds); Codex ignores matchers on UserPromptSubmit and Stop
+EVENTS = (
+    ("SessionStart", "startup|resume|clear|compact", "session-start", 30),
+    ("UserPromptSubmit", None, "user-prompt-submit", 30),
+    ("Stop", None, "stop", 60),
+    ("PreCompact", "manual|auto", "pre-compact", 60),
+)
+
+FEATURE_KEYS = ("hooks", "codex_hooks")  # `codex_hooks` is the deprecated alias
+
+
+def home(locs: Locations) -> Path:
+    return locs.env_path("CODEX_HOME", locs.home / ".codex")
+
+
+def target(locs: Locations) -> Path:
+    return home(locs) / "hooks.json"
+
+
+def detect(locs: Locations) -> str | None:
+    return detect_by(locs, env_vars=["CODEX_HOME"], folders=[home(locs)], commands=["codex"])
+
+
+def our_groups(hook_exe: Path) -> dict[str, hooks_json.Group]:
+    groups: dict[str, hooks_json.Group] = {}
+    for event, matcher, hook, timeout in EVENTS:
+        group: hooks_json.Group = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command(hook_exe, hook, NAME), "timeout": timeout}]
+        groups[event] = group
+    return groups
+
+
+def _ours(text: object) -> bool:
+    return is_ours(text, NAME)
+
+
+def plan_install(locs: Locations, hook_exe: Path) -> list[FileChange]:
+    change = hooks_json.plan_install(target(locs), our_groups(hook_exe), _ours)
+    return [change] if change else []
+
+
+def plan_uninstall(locs: Locations) -> list[FileChange]:
+    change = hooks_json.plan_uninstall(target(locs), _ours)
+    return [change] if change else []
+
+
+def hooks_switched_off(locs: Locations) -> str | None:
+    """The config.toml setting that turns hooks off, if there is one (or why we could not tell)."""
+    config = home(locs) / "config.toml"
+    try:
+        settings = tomllib.loads(config.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        return f"could not read {config} to check that hooks are on ({e})"
+    features = settings.get("features")
+    if not isinstance(features, dict):
+        return None
+    for key in FEATURE_KEYS:
+        if features.get(key) is False:
+            return (
+                f"hooks are switched off in {config} ([features] {key} = false): Codex will not run any hook. "
+                f"To switch them on, set `{key} = true` under [features] (we did not edit your config.toml)"
+            )
+    return None
+
+
+def notes(locs: Locations, changed: bool) -> list[str]:
+    found: list[str] = []
+    off = hooks_switched_off(locs)
+    if off:
+        found.append(off)
+    if changed:
+        found.append(
+            "Codex runs new or changed hooks only once you trust them: start `codex`, type /hooks, and trust "
+            "the four HarnessLink hooks (SessionStart, UserPromptSubmit, Stop, PreCompact). "
+            "Until then Codex skips them (`codex exec --dangerously-bypass-hook-trust` runs them once without the step)."
+        )
+    else:
+        found.append("if you have not trusted the HarnessLink hooks yet: start `codex` and type /hooks")
+    return found

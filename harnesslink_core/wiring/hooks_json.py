@@ -1,0 +1,157 @@
+"""Merging our hooks into a Claude-style hooks JSON file (Claude Code and Codex share the shape).
+
+    {"hooks": {"<Event>": [{"matcher": "...", "hooks": [{"type": "command", "command": "..."}]}]}}
+
+Installing keeps every other key, event, group and handler where it is. Our
+group for an event replaces our previous group in place (Codex keys its trust
+by position, so nothing of the user's may move), or is appended when there is
+none. Uninstalling removes our handlers; when what is left equals the backup
+taken before our first change, the backup's exact bytes come back.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .files import FileChange, Refused, backup_path, check_writable, read_bytes
+
+IsOurs = Callable[[object], bool]
+Group = dict[str, Any]
+
+
+def parse(path: Path, data: bytes | None) -> dict[str, Any]:
+    """The settings object; a missing or empty file is an empty one. Anything else unparsable is refused."""
+    if data is None or not data.strip():
+        return {}
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise Refused(
+            f"{path} is not valid JSON ({e})",
+            f"hint: fix or move {path} away, then run again; it was left untouched",
+        ) from None
+    if not isinstance(value, dict):
+        raise Refused(f"{path} does not hold a JSON object", f"hint: fix or move {path} away, then run again")
+    hooks = value.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise Refused(f'{path}: "hooks" is not an object', f'hint: fix the "hooks" key of {path}, then run again')
+    for event, groups in (hooks or {}).items():
+        if not isinstance(groups, list):
+            raise Refused(f'{path}: hooks "{event}" is not a list', f"hint: fix {path}, then run again")
+    return value
+
+
+def dump(value: Mapping[str, Any], like: bytes | None = None) -> bytes:
+    """JSON text indented the way `like` (the file as it was) is, two spaces by default."""
+    return (json.dumps(value, indent=indent_of(like), ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def indent_of(data: bytes | None) -> str:
+    found = re.search(rb'\n([ \t]+)["}\]]', data or b"")
+    return found.group(1).decode() if found else "  "
+
+
+def _handlers(group: object) -> list[Any]:
+    if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+        return group["hooks"]
+    return []
+
+
+def _is_our_handler(handler: object, is_ours: IsOurs) -> bool:
+    return isinstance(handler, dict) and is_ours(handler.get("command"))
+
+
+def merge(settings: dict[str, Any], ours: Mapping[str, Group], is_ours: IsOurs) -> dict[str, Any]:
+    """`settings` with exactly one group of ours per event; everything else untouched and in place."""
+    merged = copy.deepcopy(settings)
+    hooks = merged.setdefault("hooks", {})
+    for event, group in ours.items():
+        groups = hooks.setdefault(event, [])
+        placed = False
+        kept: list[Any] = []
+        for existing in groups:
+            handlers = _handlers(existing)
+            mine = [h for h in handlers if _is_our_handler(h, is_ours)]
+            if not mine:
+                kept.append(existing)
+            elif len(mine) == len(handlers) and not placed:
+                kept.append(copy.deepcopy(group))  # our old group: replaced where it stands
+                placed = True
+            elif len(mine) < len(handlers):
+                # someone put our handler into their group: take ours out, leave theirs
+                existing["hooks"] = [h for h in handlers if not _is_our_handler(h, is_ours)]
+                kept.append(existing)
+            # else: a duplicate group of ours, dropped
+        if not placed:
+            kept.append(copy.deepcopy(group))
+        hooks[event] = kept
+    return merged
+
+
+def unmerge(settings: dict[str, Any], is_ours: IsOurs) -> tuple[dict[str, Any], bool]:
+    """`settings` without our handlers, and whether there were any."""
+    stripped = copy.deepcopy(settings)
+    hooks = stripped.get("hooks")
+    if not isinstance(hooks, dict):
+        return stripped, False
+    removed = False
+    for event in list(hooks):
+        kept = []
+        for group in hooks[event]:
+            handlers = _handlers(group)
+            theirs = [h for h in handlers if not _is_our_handler(h, is_ours)]
+            if len(theirs) == len(handlers):
+                kept.append(group)
+                continue
+            removed = True
+            if theirs:
+                group["hooks"] = theirs
+                kept.append(group)
+        if kept:
+            hooks[event] = kept
+        elif hooks[event]:
+            del hooks[event]  # the event held only ours
+    if removed and not hooks:
+        del stripped["hooks"]
+    return stripped, removed
+
+
+def plan_install(path: Path, ours: Mapping[str, Group], is_ours: IsOurs) -> FileChange | None:
+    """The change that wires `ours` into `path`, or None when it is already there."""
+    before = read_bytes(path)
+    settings = parse(path, before)
+    merged = merge(settings, ours, is_ours)
+    if merged == settings:
+        return None  # already installed: not even the formatting changes
+    check_writable(path)
+    return FileChange(path, before, dump(merged, before))
+
+
+def plan_uninstall(path: Path, is_ours: IsOurs) -> FileChange | None:
+    """The change that takes our hooks out of `path`, or None when there are none."""
+    before = read_bytes(path)
+    if before is None:
+        return None
+    settings = parse(path, before)
+    stripped, removed = unmerge(settings, is_ours)
+    if not removed:
+        return None
+    check_writable(path)
+    backup = read_bytes(backup_path(path))
+    if backup is not None and _parses_to(backup, stripped):
+        return FileChange(path, before, backup, drop_backup=True)
+    if backup is None and not stripped:
+        return FileChange(path, before, None)  # we created it, and nothing else was added since
+    return FileChange(path, before, dump(stripped, before))
+
+
+def _parses_to(data: bytes, value: dict[str, Any]) -> bool:
+    try:
+        return parse(Path("backup"), data) == value
+    except Refused:
+        return False
