@@ -10,7 +10,7 @@ What the "model" says is decided by `decide()` from the conversation it is sent.
 small directives, so a test reads as what it asks for:
 
     "[[bash: ls -la]]"            -> call the shell tool with that command, then answer
-    "[[write: notes.txt | hi]]"   -> call the Write tool (Claude) or a shell `printf` elsewhere
+    "[[write: notes.txt | hi]]"   -> call the Write/write tool, or a shell `printf` where there is none
     "[[agent: look {{bash: ls}}]]" -> call Claude's Agent/Task tool with the prompt "look [[bash: ls]]"
     "[[long]]"                    -> a plain answer longer than 200 characters
     anything else                 -> a short plain answer
@@ -33,6 +33,7 @@ from typing import Any, Iterator
 DIRECTIVE = re.compile(r"\[\[(bash|write|agent|long)(?::\s*(.*?))?\]\]", re.DOTALL)
 SHELL_TOOL_NAMES = ("Bash", "bash", "shell", "shell_command", "exec_command", "local_shell")
 AGENT_TOOL_NAMES = ("Agent", "Task")
+WRITE_TOOL_NAMES = ("Write", "write")
 LONG_ANSWER = (
     "Here is a longer explanation so that this answer is clearly more than two hundred characters. "
     "The fake model writes it whenever a prompt asks for [[long]]; real banking logic should treat it as "
@@ -86,8 +87,11 @@ def decide(conversation: Conversation) -> Reply:
         return Reply(text=f"No agent tool; I would have asked: {argument}")
     if kind == "write":
         path, _, content = argument.partition("|")
-        if "Write" in conversation.tools:
-            return Reply(tool_call=ToolCall("Write", {"file_path": path.strip(), "content": content.strip()}))
+        write_tool = _first_available(conversation.tools, WRITE_TOOL_NAMES)
+        if write_tool:
+            properties = conversation.tools[write_tool].get("properties", {})
+            path_key = "file_path" if "file_path" in properties else "path"
+            return Reply(tool_call=ToolCall(write_tool, {path_key: path.strip(), "content": content.strip()}))
         argument = f"printf '%s\\n' {_shell_quote(content.strip())} > {_shell_quote(path.strip())} && echo written"
     shell_tool = _first_available(conversation.tools, SHELL_TOOL_NAMES)
     if shell_tool is None:
@@ -118,6 +122,15 @@ def _shell_arguments(tool: str, schema: dict[str, Any], command: str) -> dict[st
 
 # --- reading each wire format into a Conversation ---------------------------------------------------------------
 
+def _newest_prompt(user_texts: list[str]) -> str:
+    """The newest user text that is not wholly a tag-wrapped injection (<environment_context>, hook memory)."""
+    for text in reversed(user_texts):
+        stripped = text.strip()
+        if stripped and not (stripped.startswith("<") and stripped.endswith(">")):
+            return text
+    return user_texts[-1] if user_texts else ""
+
+
 def _texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
@@ -139,8 +152,7 @@ def anthropic_conversation(body: dict[str, Any]) -> Conversation:
         results = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"]
         if results:
             return Conversation("", "\n".join(_texts(results[-1].get("content"))) or "(no output)", tools)
-    own_texts = [t for t in _texts(content) if not t.lstrip().startswith("<system-reminder>")]
-    return Conversation("\n".join(own_texts or _texts(content)[-1:]), None, tools)
+    return Conversation(_newest_prompt(_texts(content)), None, tools)
 
 
 def responses_conversation(body: dict[str, Any]) -> Conversation:
@@ -164,7 +176,7 @@ def responses_conversation(body: dict[str, Any]) -> Conversation:
         t for item in items if item.get("type", "message") == "message" and item.get("role") == "user"
         for t in _texts(item.get("content"))
     ]
-    return Conversation(user_texts[-1] if user_texts else "", None, tools)
+    return Conversation(_newest_prompt(user_texts), None, tools)
 
 
 def chat_conversation(body: dict[str, Any]) -> Conversation:
@@ -177,8 +189,8 @@ def chat_conversation(body: dict[str, Any]) -> Conversation:
     last = messages[-1] if messages else {}
     if last.get("role") == "tool":
         return Conversation("", "\n".join(_texts(last.get("content"))) or "(no output)", tools)
-    user_texts = [m for m in messages if m.get("role") == "user"]
-    return Conversation("\n".join(_texts(user_texts[-1].get("content"))) if user_texts else "", None, tools)
+    user_texts = ["\n".join(_texts(m.get("content"))) for m in messages if m.get("role") == "user"]
+    return Conversation(_newest_prompt(user_texts), None, tools)
 
 
 # --- writing each wire format's stream ------------------------------------------------------------------------
