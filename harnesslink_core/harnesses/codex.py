@@ -21,7 +21,8 @@ turn would get a different turn_key (`codex:<fork id>:<parent turn id>`), so
 copies are skipped explicitly: turn and thread ids are UUIDv7, so a turn whose
 id is older than the fork's own thread id was copied; for turns without a
 UUIDv7 id, a turn starting within `FORK_COPY_WINDOW` of the fork's first line
-is taken as a copy. Nothing copied (turns, todos) is reported.
+is taken as a copy. Nothing copied (turns, todos) is reported. As a second
+guard, a turn with a UUID turn id carries it as `dedupe_id`, which a copy shares.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ CONTEXT_PREFIXES = (
 _WHOLE_TAG = re.compile(r"<([A-Za-z_][\w.-]*)(?:\s[^>]*)?>.*</\1>\s*\Z", re.S)
 _ENV_CWD = re.compile(r"<cwd>(.*?)</cwd>", re.S)
 _UUID7 = re.compile(r"([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 CALL_TYPES = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call",
               "tool_search_call", "image_generation_call"}
@@ -175,6 +177,8 @@ class _OpenTurn:
 
 
 class _RolloutReader:
+    """One read of one rollout: feeds each complete line to the turn being built."""
+
     def __init__(self, facts: dict[str, Any], start: int, budget: int) -> None:
         self.facts = facts
         self.start = start
@@ -366,6 +370,8 @@ class _RolloutReader:
             started=ts,
             ended=ts,
             needs_end_marker=explicit,
+            # a fork's copy keeps the parent's turn id: a second guard should a copy slip through
+            dedupe_id=turn_id if turn_id and _UUID.fullmatch(turn_id.lower()) else None,
         )
         copied = not legacy and self._copied(turn_id, self.last_ts)
         self.open = _OpenTurn(turn=turn, explicit=explicit, copied=copied)

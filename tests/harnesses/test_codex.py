@@ -121,6 +121,7 @@ def test_fixture_turns_match_what_the_file_says(path: Path, expected: dict[str, 
         assert [a.tool for a in turn.actions] == want["tools"]
         assert (turn.closed, turn.aborted, turn.pending_tools) == (want["closed"], want["aborted"], want["pending"])
         assert turn.needs_end_marker is want["end_marker"]
+        assert turn.dedupe_id == want["turn_id"]  # the uuid a fork's copy would repeat; none for offsets
         assert turn.result.startswith(want["result"])
         if want["started"] is not None:
             assert (turn.started, turn.ended) == (want["started"], want["ended"])
