@@ -16,7 +16,7 @@ from harnesslink_core.clock import iso
 from harnesslink_core.harnesses import omp
 from harnesslink_core.paths import locations
 
-from .test_pi import BIG, OMP_LARGE, T0, Session, needs_fixtures, read_all
+from .test_pi import BIG, OMP_LARGE, T0, Session, check_generated, generated_expectations, needs_fixtures, read_all
 
 
 def _title_slot(title: str = "") -> bytes:
@@ -70,6 +70,11 @@ def test_cwd_comes_from_the_header_never_the_folder_name(tmp_path: Path):
     path = _write_with_slot(s, tmp_path / ".omp" / "agent" / "sessions" / "-code-my-app-v2" / "2026_x.jsonl")
     (turn,) = read_all(omp, path).turns
     assert turn.cwd == "/home/me/code/my-app.v2"
+
+
+@pytest.mark.parametrize("path, expected", generated_expectations("omp"), ids=lambda v: v.name[:30] if isinstance(v, Path) else "")
+def test_generated_omp_transcripts_match_expected_md(path: Path, expected: list):
+    check_generated(omp, path, expected)
 
 
 # -- prompts omp marks as not the user's ------------------------------------------------

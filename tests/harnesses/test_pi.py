@@ -180,6 +180,55 @@ def test_v1_session_id_falls_back_to_the_filename_uuid(tmp_path: Path):
     assert [t.session_id for t in reading.turns] == ["abc12345-1234-5678-9abc-def012345678"] * 2
 
 
+# -- transcripts generated with the real CLI (tests/fixtures/generated/<harness>/) ------------
+
+GENERATED = _HERE.parent / "fixtures" / "generated"
+
+
+def generated_expectations(harness: str) -> list[tuple[Path, list[tuple[int, str, list[str], int]]]]:
+    """(file, [(line, prompt, tools, answer chars)]) for the turns EXPECTED.md says a reader reports.
+
+    EXPECTED.md was written by reading the generated files; rows marked "not banked
+    here" are turns a fork copied from its parent, which the reader must not report.
+    """
+    expected_md = GENERATED / harness / "EXPECTED.md"
+    if not expected_md.is_file():
+        return []
+    files: list[tuple[Path, list[tuple[int, str, list[str], int]]]] = []
+    for line in expected_md.read_text().splitlines():
+        if line.startswith("## `"):
+            files.append((GENERATED / harness / line.split("`")[1], []))
+        elif line.startswith("| ") and files and line.split("|")[1].strip().isdigit():
+            cells = [c.strip() for c in line.replace("\\|", "\0").split("|")[1:-1]]
+            number, prompt, tools, chars, banker = (c.replace("\0", "|") for c in cells)
+            if not banker.startswith("not banked here"):
+                files[-1][1].append((int(number), prompt, [] if tools == "—" else tools.split(", "), int(chars)))
+    return files
+
+
+def check_generated(module: Any, path: Path, expected: list[tuple[int, str, list[str], int]]) -> None:
+    reading = read_all(module, path)
+    data = path.read_bytes()
+    got = [(data[: t.offset].count(b"\n") + 1, t.prompt, [a.tool for a in t.actions], len(t.result)) for t in reading.turns]
+    assert got == expected
+    assert [t.closed for t in reading.turns] == [True] * (len(expected) - 1) + [False]
+    assert all(t.pending_tools == 0 and t.cwd == "/home/tester/project" for t in reading.turns)
+    assert reading.bad_lines == 0 and reading.excluded is None and reading.end == len(data)
+
+
+@pytest.mark.parametrize("path, expected", generated_expectations("pi"), ids=lambda v: v.name[:30] if isinstance(v, Path) else "")
+def test_generated_pi_transcripts_match_expected_md(path: Path, expected: list):
+    check_generated(pi, path, expected)
+
+
+def test_generated_pi_session_is_listed_by_iter_transcripts():
+    sessions = GENERATED / "pi" / "sessions"
+    if not sessions.is_dir():
+        pytest.skip("no generated pi transcripts")
+    locs = locations({"HOME": str(GENERATED), "PI_CODING_AGENT_DIR": str(GENERATED / "pi")})
+    assert list(pi.iter_transcripts(locs)) == sorted(sessions.glob("*/*.jsonl"))
+
+
 # -- forks --------------------------------------------------------------------------
 
 
