@@ -197,7 +197,7 @@ def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
             if kind == "user":
                 prompt = _prompt_of(obj)
                 if prompt and prompt[0] in ("prompt", "command"):
-                    if turns and end - start > budget:
+                    if (turns or current is not None) and end - start > budget:
                         at_eof = False
                         break
                     close_current()
