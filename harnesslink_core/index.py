@@ -128,6 +128,10 @@ class IndexCorrupt(IndexUnavailable):
     """The file is not a usable database: delete it and rebuild."""
 
 
+class IndexBehind(Exception):
+    """More changed entries than the caller is willing to index inline."""
+
+
 def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("BEGIN IMMEDIATE")
@@ -173,7 +177,9 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None) -> int:
 
 
 def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | None = None,
-         *, force: bool = False) -> int:
+         *, force: bool = False, max_changes: int | None = None) -> int:
+    """Like `refresh`, on an open connection. With `max_changes`, raise IndexBehind
+    instead of indexing more entries than that in one project."""
     from .scope import all_projects, is_safe_slug
 
     if projects is None:
@@ -186,11 +192,12 @@ def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | No
         slugs = [s for s in dict.fromkeys(projects) if is_safe_slug(s)]
     changed = 0
     for slug in slugs:
-        changed += _sync_project(conn, locs, slug, force=force)
+        changed += _sync_project(conn, locs, slug, force=force, max_changes=max_changes)
     return changed
 
 
-def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force: bool) -> int:
+def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force: bool,
+                  max_changes: int | None = None) -> int:
     bank = locs.memories / slug / "bank"
     try:
         dir_mtime = bank.stat().st_mtime_ns
@@ -218,25 +225,23 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
         except OSError:
             dir_mtime = None
 
+    if max_changes is not None:
+        todo = _changes(_known(conn, slug), on_disk)
+        if len(todo[0]) + len(todo[1]) > max_changes:
+            raise IndexBehind(f"{slug}: {len(todo[0]) + len(todo[1])} entries to index")
+
     conn.execute("BEGIN IMMEDIATE")
     try:
-        known = {
-            path: (doc_id, mtime, size)
-            for doc_id, path, mtime, size in conn.execute(
-                "SELECT id, path, mtime_ns, size FROM docs WHERE project = ?", (slug,)
-            )
-        }
+        known = _known(conn, slug)
+        gone, fresh = _changes(known, on_disk)
         changed = 0
-        for path, (doc_id, _, _) in known.items():
-            if path not in on_disk:
-                _delete_doc(conn, doc_id)
-                changed += 1
-        for path, (file, mtime, size) in on_disk.items():
-            old = known.get(path)
-            if old is not None and old[1] == mtime and old[2] == size:
-                continue
-            if old is not None:
-                _delete_doc(conn, old[0])
+        for doc_id in gone:
+            _delete_doc(conn, doc_id)
+            changed += 1
+        for path in fresh:
+            file, mtime, size = on_disk[path]
+            if path in known:
+                _delete_doc(conn, known[path][0])
             if _insert_doc(conn, file, slug, path, mtime, size):
                 changed += 1
         if dir_mtime is None:
@@ -252,6 +257,26 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
         conn.execute("ROLLBACK")
         raise
     return changed
+
+
+def _known(conn: sqlite3.Connection, slug: str) -> dict[str, tuple[int, int, int]]:
+    return {
+        path: (doc_id, mtime, size)
+        for doc_id, path, mtime, size in conn.execute(
+            "SELECT id, path, mtime_ns, size FROM docs WHERE project = ?", (slug,)
+        )
+    }
+
+
+def _changes(known: dict[str, tuple[int, int, int]], on_disk: dict[str, tuple[Path, int, int]]
+             ) -> tuple[list[int], list[str]]:
+    """(ids of entries gone from disk, paths new or changed on disk)."""
+    gone = [doc_id for path, (doc_id, _, _) in known.items() if path not in on_disk]
+    fresh = [
+        path for path, (_, mtime, size) in on_disk.items()
+        if path not in known or known[path][1:] != (mtime, size)
+    ]
+    return gone, fresh
 
 
 def _delete_doc(conn: sqlite3.Connection, doc_id: int) -> None:
@@ -320,8 +345,9 @@ def rebuild(locs: Locations) -> int:
         conn.close()
 
 
-def rebuild_in_background(locs: Locations) -> bool:
-    """Start a detached rebuild unless one is already running. Never waits."""
+def rebuild_in_background(locs: Locations, *, full: bool = True) -> bool:
+    """Start a detached rebuild (or, with `full=False`, a refresh of every project)
+    unless one is already running. Never waits."""
     import subprocess
 
     marker = Path(str(locs.index_file) + ".rebuilding")
@@ -339,7 +365,7 @@ def rebuild_in_background(locs: Locations) -> bool:
         package_root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
         subprocess.Popen(
-            [sys.executable, "-m", "harnesslink_core.index", "rebuild", str(marker)],
+            [sys.executable, "-m", "harnesslink_core.index", "rebuild" if full else "refresh", str(marker)],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
         )
@@ -437,12 +463,15 @@ def _main(argv: list[str]) -> int:
     """`python -m harnesslink_core.index rebuild [marker]`: the detached rebuild."""
     from .paths import locations
 
-    if not argv or argv[0] != "rebuild":
+    if not argv or argv[0] not in ("rebuild", "refresh"):
         return 2
     marker = Path(argv[1]) if len(argv) > 1 else None
     locs = locations()
     try:
-        rebuild(locs)
+        if argv[0] == "rebuild":
+            rebuild(locs)
+        else:
+            refresh(locs, None)
     except Exception as exc:  # noqa: BLE001 - a background job: log and exit
         from .hooks import log_error
 

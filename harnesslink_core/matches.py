@@ -6,7 +6,9 @@ Rules, in the order they apply:
 - only this project and its linked projects; nothing from the current session;
   nothing already injected earlier in this session;
 - a relevance floor: an entry must contain at least two of the prompt's terms
-  and score at least `MIN_SCORE` (negated FTS5 bm25);
+  (a quarter of them for long prompts, at most four), and score at least
+  `RELATIVE_FLOOR` of the best match (bm25 scores have no absolute scale:
+  they shrink as a term spreads over more of the bank);
 - the whole framed block stays within `budget` characters.
 """
 
@@ -21,8 +23,9 @@ from .index import Hit, search
 
 MAX_MATCHES = 3
 BUDGET = 2000
-MIN_SCORE = 1.0
 MIN_MATCHED_TERMS = 2
+MAX_REQUIRED_TERMS = 4
+RELATIVE_FLOOR = 0.3
 MAX_TERMS = 16
 PROMPT_SCAN_CHARS = 4000  # a 1 MB paste is judged by its start
 CANDIDATES = 12
@@ -44,6 +47,8 @@ things stuff something anything everything one two also again still maybe perhap
 help can't cant dont didnt doesnt isnt wasnt im ive youre thats whats lets it's i'm let's
 now then first next last new old same other another way time way good bad better best
 tell show give put keep say said says ask asked
+fix fixed fixing issue issues problem problems bug bugs change changes changed update updated
+code file files work works working worked run running ran check checked add added remove
 """.split())
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -108,16 +113,24 @@ def find_matches(
         conn, decision.terms, projects, limit=CANDIDATES,
         exclude_session=session_id or None, exclude_paths=already_injected,
     )
+    required = required_terms(len(decision.terms))
+    best = 0.0
     for hit in candidates:
-        if len(hit.matched) < MIN_MATCHED_TERMS:
-            decision.rejected.append((hit, f"only {len(hit.matched)} matching term(s)"))
-        elif hit.score < MIN_SCORE:
-            decision.rejected.append((hit, f"score {hit.score:.2f} under the floor {MIN_SCORE}"))
+        if len(hit.matched) < required:
+            decision.rejected.append((hit, f"{len(hit.matched)} matching term(s), {required} required"))
+            continue
+        best = best or hit.score
+        if hit.score < RELATIVE_FLOOR * best:
+            decision.rejected.append((hit, f"score under {RELATIVE_FLOOR:.0%} of the best match"))
         elif len(decision.hits) >= limit:
             decision.rejected.append((hit, "beyond the first three"))
         else:
             decision.hits.append(hit)
     return decision
+
+
+def required_terms(n_terms: int) -> int:
+    return min(MAX_REQUIRED_TERMS, max(MIN_MATCHED_TERMS, -(-n_terms // 4)))
 
 
 def render(hits: list[Hit], terms: list[str], memories_root: str, budget: int = BUDGET) -> str:

@@ -1,0 +1,421 @@
+"""The four hooks and `context-hook` (SPEC §7), speaking each harness's protocol.
+
+    context-hook <event> --harness <claude-code|codex|pi|omp> [--dry-run]
+                 [--cwd DIR] [--prompt TEXT] [--session ID]
+
+The harness's JSON arrives on stdin; the command-line options override it.
+What goes to stdout (always exactly one JSON object, exit code always 0):
+
+- Claude Code and Codex, session-start / user-prompt-submit with something to
+  say: `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"…"}}`;
+  with nothing to say, and for stop / pre-compact: `{}` (Codex validates hook
+  output strictly and accepts only known fields; `{}` is a valid no-op
+  everywhere, and an empty context would still add an empty message).
+- pi and omp (our extension spawns us): `{"additionalContext": "…"}`, the
+  text possibly empty.
+
+Any failure (garbage stdin, a missing tree, a corrupt or locked index, a bug)
+is logged to `locs.log_file` and answered with the empty answer.
+
+The prompt hook runs on every prompt: it imports only what it needs, never
+runs a pass inline (it starts a detached one when one is due), and answers
+from the index as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+EVENTS = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "stop": "Stop",
+    "pre-compact": "PreCompact",
+}
+HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
+CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
+MAX_STDIN = 8 * 1024 * 1024
+PASS_STAMP = ".last-pass"  # autobank.STAMP: read here so the prompt hook need not import the pass
+PASS_INTERVAL = 30.0  # autobank.PASS_INTERVAL
+
+
+class Options:
+    def __init__(self) -> None:
+        self.event = ""
+        self.harness = "claude-code"
+        self.dry_run = False
+        self.cwd: str | None = None
+        self.prompt: str | None = None
+        self.session: str | None = None
+        self.source: str | None = None
+
+
+def parse_args(argv: list[str]) -> Options:
+    """A forgiving parser: unknown options are ignored, a hook must never fail on its arguments."""
+    opts = Options()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, inline = arg.partition("=")
+        takes_value = name in ("--harness", "--agent", "--cwd", "--prompt", "--session", "--source")
+        value = None
+        if takes_value:
+            if eq:
+                value = inline
+            elif i + 1 < len(argv):
+                i += 1
+                value = argv[i]
+        if name in ("--harness", "--agent") and value:
+            opts.harness = value
+        elif name == "--cwd":
+            opts.cwd = value
+        elif name == "--prompt":
+            opts.prompt = value
+        elif name == "--session":
+            opts.session = value
+        elif name == "--source":
+            opts.source = value
+        elif arg == "--dry-run":
+            opts.dry_run = True
+        elif not arg.startswith("-") and not opts.event:
+            opts.event = arg
+        i += 1
+    return opts
+
+
+def answer(harness: str, event: str, context: str) -> dict:
+    """The exact JSON object this harness accepts for this event."""
+    if harness in ("pi", "omp"):
+        return {"additionalContext": context}
+    if event in CONTEXT_EVENTS and context:
+        return {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
+    return {}
+
+
+def read_payload(stream) -> dict:
+    """The hook's JSON input, or {} for anything else (empty, not JSON, not an object, a tty)."""
+    try:
+        if stream is None or stream.isatty():
+            return {}
+        data = stream.buffer.read(MAX_STDIN) if hasattr(stream, "buffer") else stream.read(MAX_STDIN)
+    except (OSError, ValueError):
+        return {}
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    if not data.strip():
+        return {}
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# --- the events -----------------------------------------------------------------
+
+
+class Context:
+    """Everything one hook run knows: options first, then the harness's JSON."""
+
+    def __init__(self, opts: Options, payload: dict) -> None:
+        from .paths import locations
+
+        self.opts = opts
+        self.locs = locations()
+        self.harness = opts.harness
+        self.event = opts.event
+        self.cwd = opts.cwd or _text(payload.get("cwd")) or os.getcwd()
+        self.session = opts.session or _text(payload.get("session_id")) or _text(payload.get("sessionId")) or ""
+        self.transcript = _text(payload.get("transcript_path"))
+        self.prompt = opts.prompt if opts.prompt is not None else (_text(payload.get("prompt")) or "")
+        self.source = opts.source or _text(payload.get("source")) or _text(payload.get("reason")) or ""
+        self.last_message = _text(payload.get("last_assistant_message"))
+        self.notes: list[str] = []  # the dry run's explanation
+
+    def log_error(self, message: str, exc: BaseException | None = None) -> None:
+        log_error(self.locs, message, exc)
+
+
+def prompt_context(ctx: Context) -> str:
+    """Up to three matching past entries, framed; "" when nothing qualifies."""
+    from .matches import render, skip_reason
+
+    if not ctx.opts.dry_run:
+        _start_pass_if_due(ctx)
+    reason = skip_reason(ctx.prompt)
+    if reason:
+        ctx.notes.append(f"no matches: {reason}")
+        return ""
+    from . import index
+    from .matches import find_matches
+    from .scope import scope_for
+
+    projects = scope_for(ctx.locs, ctx.cwd)
+    already = _injected(ctx)
+    try:
+        conn = index.connect(ctx.locs, create=False, busy_ms=50)
+    except index.IndexUnavailable as exc:
+        ctx.notes.append(f"no matches: search index unavailable ({exc})")
+        if not ctx.opts.dry_run:
+            if isinstance(exc, index.IndexCorrupt):
+                ctx.log_error(f"search index unusable, rebuilding in the background: {exc}")
+            index.rebuild_in_background(ctx.locs)
+        return ""
+    try:
+        if not ctx.opts.dry_run:
+            _sync_quickly(ctx, conn, projects)
+        decision = find_matches(conn, ctx.prompt, projects, session_id=ctx.session, already_injected=already)
+    except index.sqlite3.OperationalError as exc:
+        ctx.notes.append(f"no matches: search index busy ({exc})")
+        ctx.log_error(f"search index busy: {exc}")
+        return ""
+    except index.sqlite3.DatabaseError as exc:
+        ctx.notes.append(f"no matches: search index corrupt ({exc})")
+        ctx.log_error(f"search index corrupt, rebuilding in the background: {exc}")
+        if not ctx.opts.dry_run:
+            conn.close()
+            index.delete_index_files(ctx.locs)
+            index.rebuild_in_background(ctx.locs)
+        return ""
+    finally:
+        conn.close()
+    ctx.notes.append(f"projects searched: {', '.join(projects) or '(none)'}")
+    ctx.notes.append(f"terms: {', '.join(decision.terms)}")
+    if already:
+        ctx.notes.append(f"already injected in this session (excluded): {len(already)}")
+    for hit in decision.hits:
+        ctx.notes.append(f"chosen: {hit.path}  score {hit.score:.2f}  matched: {', '.join(hit.matched)}")
+    for hit, why in decision.rejected:
+        ctx.notes.append(f"not chosen: {hit.path}  score {hit.score:.2f}  ({why})")
+    text = render(decision.hits, decision.terms, str(ctx.locs.memories))
+    if text and not ctx.opts.dry_run and ctx.session:
+        _remember(ctx, [h.path for h in decision.hits])
+    return text
+
+
+def _sync_quickly(ctx: Context, conn, projects: list[str]) -> None:
+    """Index what changed since the last look, unless that is a lot: then a background job does it."""
+    from . import index
+
+    try:
+        index.sync(conn, ctx.locs, projects, max_changes=50)
+    except index.IndexBehind as exc:
+        ctx.notes.append(f"index behind ({exc}); refreshing in the background")
+        index.rebuild_in_background(ctx.locs, full=False)
+    except index.sqlite3.OperationalError as exc:  # locked by a writer: search it as it is
+        ctx.notes.append(f"index not refreshed ({exc})")
+
+
+def session_context(ctx: Context) -> str:
+    """The brief (plus this session's state after a compaction or resume)."""
+    from .brief import build_brief
+
+    if not ctx.opts.dry_run:
+        _run_pass(ctx, inline_if_due=True)
+    with_state = ctx.source in ("resume", "compact", "fork")
+    brief = build_brief(ctx.locs, ctx.cwd, ctx.harness, session_id=ctx.session, with_state=with_state)
+    ctx.notes.append(f"brief sections: {', '.join(brief.included) or '(none)'}")
+    if brief.dropped:
+        ctx.notes.append(f"dropped under the budget: {', '.join(brief.dropped)}")
+    return brief.text
+
+
+def stop(ctx: Context) -> None:
+    """Bank the turn that just finished, from the transcript we were given; leave the rest to a background pass."""
+    if ctx.opts.dry_run:
+        ctx.notes.append(f"would bank the finished turn of {ctx.transcript or '(no transcript path)'}")
+        return
+    from . import autobank, clock
+
+    signal = autobank.StopSignal(ctx.harness, ctx.session, ctx.transcript, clock.now(), ctx.last_message)
+    paths = [_path(ctx.transcript)] if ctx.transcript else None
+    report = autobank.run_pass(ctx.locs, paths=paths, stop=signal, harnesses=[ctx.harness])
+    if report.locked or paths is not None or report.backlog:
+        _start_pass_if_due(ctx)
+
+
+def pre_compact(ctx: Context) -> None:
+    """Bank what is settled and refresh this session's state file before the context is compacted."""
+    if ctx.opts.dry_run:
+        ctx.notes.append(f"would bank settled turns and refresh the state of {ctx.transcript or '(no transcript)'}")
+        return
+    from . import autobank
+
+    paths = [_path(ctx.transcript)] if ctx.transcript else None
+    autobank.run_pass(ctx.locs, paths=paths, harnesses=[ctx.harness])
+
+
+def _path(text: str):
+    from pathlib import Path
+
+    return Path(os.path.expanduser(text))
+
+
+def _pass_due(ctx: Context) -> bool:
+    try:
+        return time.time() - os.stat(ctx.locs.agent_dir / PASS_STAMP).st_mtime >= PASS_INTERVAL
+    except OSError:
+        return True
+
+
+def _start_pass_if_due(ctx: Context) -> None:
+    try:
+        if _pass_due(ctx):
+            from . import autobank
+
+            autobank.spawn_background_pass(ctx.locs)
+    except Exception as exc:  # noqa: BLE001
+        ctx.log_error("could not start a background pass", exc)
+
+
+def _run_pass(ctx: Context, *, inline_if_due: bool) -> None:
+    try:
+        if not _pass_due(ctx):
+            return
+        from . import autobank
+
+        report = autobank.run_pass(ctx.locs)
+        if report.backlog:
+            autobank.spawn_background_pass(ctx.locs)
+    except Exception as exc:  # noqa: BLE001
+        ctx.log_error("session-start pass failed", exc)
+
+
+def _injected(ctx: Context) -> set[str]:
+    if not ctx.session:
+        return set()
+    try:
+        from .ledger import open_ledger
+
+        ledger = open_ledger(ctx.locs)
+        try:
+            return ledger.injected_ids(ctx.harness, ctx.session)
+        finally:
+            ledger.close()
+    except Exception as exc:  # noqa: BLE001 - without the ledger we may repeat ourselves, nothing worse
+        ctx.log_error("could not read injected entries from the ledger", exc)
+        return set()
+
+
+def _remember(ctx: Context, ids: list[str]) -> None:
+    try:
+        from .ledger import open_ledger
+
+        ledger = open_ledger(ctx.locs)
+        try:
+            ledger.remember_injected(ctx.harness, ctx.session, ids)
+        finally:
+            ledger.close()
+    except Exception as exc:  # noqa: BLE001
+        ctx.log_error("could not remember injected entries", exc)
+
+
+# --- entry point ----------------------------------------------------------------
+
+
+def run(argv: list[str], stdin=None) -> tuple[dict, list[str]]:
+    """Handle one hook call: the JSON answer and the dry run's notes. Never raises."""
+    opts = parse_args(argv)
+    notes: list[str] = []
+    harness = opts.harness if opts.harness in HARNESS_IDS else "claude-code"
+    event = opts.event
+    context = ""
+    try:
+        payload = read_payload(sys.stdin if stdin is None else stdin)
+        if event not in EVENTS:
+            event = _event_from_payload(payload) or event
+        if opts.harness not in HARNESS_IDS:
+            notes.append(f"unknown harness {opts.harness!r}: answering as claude-code")
+        opts.harness, opts.event = harness, event
+        if event not in EVENTS:
+            notes.append(f"unknown event {event!r}: nothing to do")
+            return answer(harness, event, ""), notes
+        ctx = Context(opts, payload)
+        try:
+            if event == "user-prompt-submit":
+                context = prompt_context(ctx)
+            elif event == "session-start":
+                context = session_context(ctx)
+            elif event == "stop":
+                stop(ctx)
+            elif event == "pre-compact":
+                pre_compact(ctx)
+        finally:
+            notes += ctx.notes
+    except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
+        if isinstance(exc, KeyboardInterrupt):
+            pass
+        _log_anywhere(f"{event or 'hook'} failed", exc)
+        notes.append(f"failed: {exc!r} (logged)")
+        context = ""
+    return answer(harness, event, context), notes
+
+
+def _event_from_payload(payload: dict) -> str | None:
+    name = payload.get("hook_event_name")
+    for event, wire in EVENTS.items():
+        if name == wire:
+            return event
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result, notes = run(args)
+        dry = "--dry-run" in args
+        if dry:
+            sys.stdout.write(_dry_run_report(args, result, notes))
+        else:
+            sys.stdout.write(json.dumps(result, ensure_ascii=False))
+        sys.stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - even printing may fail (closed pipe)
+        _log_anywhere("hook output failed", exc)
+        try:
+            sys.stdout.write("{}")
+            sys.stdout.flush()
+        except BaseException:  # noqa: BLE001
+            pass
+    return 0
+
+
+def _dry_run_report(args: list[str], result: dict, notes: list[str]) -> str:
+    lines = [f"# context-hook {' '.join(args)}", "# dry run: nothing was banked, indexed or remembered"]
+    lines += [f"# {note}" for note in notes]
+    context = result.get("additionalContext")
+    if context is None:
+        context = result.get("hookSpecificOutput", {}).get("additionalContext", "")
+    lines.append(f"# would inject {len(context)} characters; the hook would print:")
+    lines.append(json.dumps(result, ensure_ascii=False, indent=2))
+    return "\n".join(lines) + "\n"
+
+
+def log_error(locs, message: str, exc: BaseException | None = None) -> None:
+    from . import log
+
+    log.error(locs, message, exc)
+
+
+def _log_anywhere(message: str, exc: BaseException) -> None:
+    try:
+        from .paths import locations
+
+        log_error(locations(), message, exc)
+    except BaseException:  # noqa: BLE001
+        pass
+
+
+def hook_script_main(event: str) -> int:
+    """What `hooks/<event>` runs: the same as `context-hook <event> <its arguments>`."""
+    return main([event, *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
