@@ -83,9 +83,15 @@ def session_files(sessions_root: Path) -> Iterator[Path]:
 
 
 def is_subagent_path(path: Path) -> bool:
-    """Whether the file sits in a session's artifacts folder (`<session>.jsonl` beside the folder)."""
-    folder = path.parent
-    return (folder.parent / (folder.name + ".jsonl")).is_file()
+    """Whether the file lies below a session's artifacts folder (`<session>.jsonl` beside the folder).
+
+    omp subagents write `<session>/<agent>.jsonl` (nested: `<session>/<agent>/<agent>.<child>.jsonl`);
+    pi-subagents `<session>/<runId>/run-<n>/...`.
+    """
+    for folder in list(path.parents)[:4]:
+        if folder.parent != folder and (folder.parent / (folder.name + ".jsonl")).is_file():
+            return True
+    return False
 
 
 @dataclass

@@ -541,8 +541,9 @@ def test_file_in_a_session_folder_is_an_excluded_subagent(tmp_path: Path):
     child = Session()
     child.user("child task", T0 + 2)
     child.assistant(T0 + 3, "child done")
-    reading = read_all(pi, child.write(folder / "2026_abc" / "Scout.jsonl"))
-    assert reading.excluded == "subagent" and reading.turns == []
+    for child_path in (folder / "2026_abc" / "Scout.jsonl", folder / "2026_abc" / "run7" / "run-0" / "child.jsonl"):
+        reading = read_all(pi, child.write(child_path))
+        assert reading.excluded == "subagent" and reading.turns == []
 
 
 # -- garbage in, no exceptions out ----------------------------------------------------------
