@@ -10,13 +10,17 @@ with `{"id", "timestamp", "instructions"}` and holds bare response items; its
 turns start at each real user message and, since such a file is never written
 again, end at the next one or at the end of the file.
 
+Recent releases (0.171.0, seen in tests/fixtures/generated/codex) persist no
+`user_message` event: the prompt is then the turn's real user `message` item.
+
 Forks. `session_meta.forked_from_id` names the parent thread. Codex releases up
 to mid 2026 start a fork's file by copying the parent's rollout items verbatim
 (`Session::record_initial_history`, `InitialHistory::Forked` ->
 `persist_rollout_items`): the copied `task_started`/`task_complete` events keep
 the PARENT's turn ids, while their envelope timestamps are rewritten to the
 fork time. Newer releases write a `fork_reference` line
-(`{rollout_path, nth_user_message}`) instead of, or ahead of, the copy. A copied
+(`{rollout_path, nth_user_message}`) instead of, or ahead of, the copy; 0.171.0
+wrote neither, only the fork's own turns (generated fixture). A copied
 turn would get a different turn_key (`codex:<fork id>:<parent turn id>`), so
 copies are skipped explicitly: turn and thread ids are UUIDv7, so a turn whose
 id is older than the fork's own thread id was copied; for turns without a

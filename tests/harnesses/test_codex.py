@@ -634,18 +634,42 @@ def test_non_utf8_bytes_in_a_prompt_do_not_lose_the_turn(tmp_path: Path) -> None
     assert [t.prompt for t in reading.turns] == ["caf\ufffd au lait"]
 
 
-# -- real transcripts generated with the real CLI, when present
+# -- real transcripts generated with the real CLI (codex 0.171.0, see EXPECTED.md there)
 
 
 GENERATED_FILES = sorted(GENERATED.rglob("rollout-*.jsonl")) if GENERATED.is_dir() else []
+GENERATED_PARENT = "rollout-2026-11-29T20-12-38-01a228f0-2d25-7133-b787-25f98f3869f2.jsonl"
+GENERATED_FORK = "rollout-2026-11-29T20-12-40-01a228f0-342e-7490-a1f9-c2357bfe2c75.jsonl"
+GENERATED_EXPECTATIONS = {  # (prompt line, prompt start, tools, answer characters) from EXPECTED.md
+    GENERATED_PARENT: [
+        (9, "Create the setup file for this project", ["bash"], 132),
+        (26, "thanks!", [], 11),
+        (38, "Explain how this project is laid out", [], 260),
+        (50, "Write down a note", ["bash"], 130),
+    ],
+    GENERATED_FORK: [(7, "In a fork, show the setup file", ["bash"], 138)],
+}
+
+
+@pytest.mark.skipif(not GENERATED_FILES, reason="no generated Codex transcripts")
+@pytest.mark.parametrize("name", sorted(GENERATED_EXPECTATIONS), ids=["parent", "fork"])
+def test_generated_transcripts_give_the_expected_turns(name: str) -> None:
+    path = next(p for p in GENERATED_FILES if p.name == name)
+    reading = read_all(path)
+    assert reading.bad_lines == 0 and reading.excluded is None
+    assert reading.session is not None and reading.session.cwd == "/home/tester/project"
+    expected = GENERATED_EXPECTATIONS[name]
+    assert len(reading.turns) == len(expected)
+    for turn, (line, prompt, tools, answer_chars) in zip(reading.turns, expected):
+        assert turn.offset < line_offset(path, line)  # the turn opens at its task_started, before the prompt
+        assert turn.prompt.startswith(prompt)
+        assert [a.tool for a in turn.actions] == tools
+        assert len(turn.result) == answer_chars
+        assert turn.closed and turn.needs_end_marker and turn.pending_tools == 0
 
 
 @pytest.mark.skipif(not GENERATED_FILES, reason="no generated Codex transcripts")
 @pytest.mark.parametrize("path", GENERATED_FILES, ids=lambda p: p.name[:40])
-def test_generated_transcripts_read_cleanly_and_incrementally(path: Path) -> None:
-    whole = read_all(path)
-    assert whole.bad_lines == 0 and whole.session is not None
+def test_generated_transcripts_read_the_same_incrementally(path: Path) -> None:
     turns, _ = drain(path, 1)
-    same_turns(turns, whole.turns)
-    for turn in whole.turns:
-        assert turn.prompt and not codex._is_context(turn.prompt)
+    same_turns(turns, read_all(path).turns)
