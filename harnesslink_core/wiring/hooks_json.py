@@ -143,15 +143,24 @@ def plan_uninstall(path: Path, is_ours: IsOurs) -> FileChange | None:
         return None
     check_writable(path)
     backup = read_bytes(backup_path(path))
-    if backup is not None and _parses_to(backup, stripped):
+    if backup is not None and _same_hooks(backup, stripped):
         return FileChange(path, before, backup, drop_backup=True)
     if backup is None and not stripped:
         return FileChange(path, before, None)  # we created it, and nothing else was added since
     return FileChange(path, before, dump(stripped, before))
 
 
-def _parses_to(data: bytes, value: dict[str, Any]) -> bool:
+def _same_hooks(backup: bytes, settings: dict[str, Any]) -> bool:
+    """Whether the backup says the same as `settings`, up to empty hook lists (ours leave those behind)."""
     try:
-        return parse(Path("backup"), data) == value
+        return _without_empty_hooks(parse(Path("backup"), backup)) == _without_empty_hooks(settings)
     except Refused:
         return False
+
+
+def _without_empty_hooks(settings: dict[str, Any]) -> dict[str, Any]:
+    pruned = dict(settings)
+    hooks = {event: groups for event, groups in (pruned.pop("hooks", None) or {}).items() if groups}
+    if hooks:
+        pruned["hooks"] = hooks
+    return pruned
