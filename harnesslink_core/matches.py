@@ -47,7 +47,7 @@ things stuff something anything everything one two also again still maybe perhap
 help can't cant dont didnt doesnt isnt wasnt im ive youre thats whats lets it's i'm let's
 now then first next last new old same other another way time way good bad better best
 tell show give put keep say said says ask asked
-fix fixed fixing issue issues problem problems bug bugs change changes changed update updated
+per via fix fixed fixing issue issues problem problems bug bugs change changes changed update updated
 code file files work works working worked run running ran check checked add added remove
 """.split())
 

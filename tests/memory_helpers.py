@@ -92,3 +92,85 @@ def run_hook(env: dict[str, str], *args: str, stdin: str | bytes = "", timeout: 
         [sys.executable, "-m", "harnesslink_core.hooks", *args],
         input=data, capture_output=True, env=env, timeout=timeout, cwd=env["HOME"],
     )
+
+
+SHOP = "/home/dev/shop"
+BLOG = "/home/dev/blog"
+SHARED_LIB = "/home/dev/shared-lib"
+
+
+def build_corpus(locs: Locations) -> dict[str, Path]:
+    """A small, realistic bank: eight turns of one project, one of another
+    project, one of a linked project, and one from the session that is running now."""
+    e = {}
+    e["login"] = write_entry(
+        locs, SHOP, title="The login test fails every night around midnight",
+        actions=[("bash", {"command": "pytest tests/test_login.py -x"}), ("read", {"path": "src/auth/session.py"}),
+                 ("edit", {"path": "src/auth/session.py", "old": "datetime.now()", "new": "datetime.now(timezone.utc)"})],
+        result="The session cookie expiry was computed from local time instead of UTC, so shortly after midnight "
+               "the cookie was already expired and the login test saw a logged-out user. session.py now uses "
+               "datetime.now(timezone.utc) for the expiry; the login tests pass at any hour.",
+        ts="2026-08-20T09:12:00.000Z", harness="claude-code", session_id="cc-101")
+    e["csv"] = write_entry(
+        locs, SHOP, title="Add an endpoint that exports orders as CSV",
+        actions=[("write", {"path": "src/api/export.py"}), ("bash", {"command": "pytest tests/test_export.py"})],
+        result="Added GET /orders/export.csv. It streams rows with csv.writer over a server-side cursor so large "
+               "exports do not load every order into memory.",
+        ts="2026-08-21T14:02:00.000Z", harness="codex", session_id="cx-7")
+    e["pool"] = write_entry(
+        locs, SHOP, title="Postgres errors: too many clients already",
+        prompt="Postgres errors: too many clients already. Happens under load in staging.",
+        actions=[("bash", {"command": "grep -rn create_engine src"}), ("edit", {"path": "src/db.py"})],
+        result="The database connection pool was exhausted under heavy traffic: request handlers opened "
+               "connections without returning them on errors. Each handler now uses a context manager so the "
+               "connection goes back to the pool, and pool_size is 20 with max_overflow 10.",
+        ts="2026-08-22T08:40:00.000Z", harness="pi", session_id="pi-3")
+    e["flaky"] = write_entry(
+        locs, SHOP, title="CI is red but everything passes on my machine",
+        actions=[("bash", {"command": "pytest -p randomly --randomly-seed=1234"}), ("edit", {"path": "tests/conftest.py"})],
+        result="The tests depended on their order: test_cart mutated a module-level fixture that test_checkout "
+               "read later. Running with a random order reproduced the failure locally. The fixture is now "
+               "function-scoped, so the suite passes in any order on CI.",
+        ts="2026-08-23T16:20:00.000Z", harness="omp", session_id="omp-9")
+    e["docker"] = write_entry(
+        locs, SHOP, title="Make the Docker image smaller",
+        actions=[("edit", {"path": "Dockerfile"}), ("bash", {"command": "docker build -t shop ."})],
+        result="The container image went from 1.2 GB to 180 MB: a multi-stage build compiles wheels in a builder "
+               "stage and copies only the virtualenv into python:3.12-slim.",
+        ts="2026-08-24T11:05:00.000Z", harness="claude-code", session_id="cc-102")
+    e["ratelimit"] = write_entry(
+        locs, SHOP, title="Limit how many requests one API key can make",
+        actions=[("write", {"path": "src/api/ratelimit.py"}), ("bash", {"command": "pytest tests/test_ratelimit.py"})],
+        result="Added a token-bucket rate limiter backed by Redis: 100 requests per minute per API key, "
+               "answering 429 with a Retry-After header when a client goes over.",
+        ts="2026-08-25T10:00:00.000Z", harness="codex", session_id="cx-8")
+    e["pyproject"] = write_entry(
+        locs, SHOP, title="Move packaging from setup.py to pyproject.toml",
+        actions=[("write", {"path": "pyproject.toml"}), ("bash", {"command": "pip install -e ."})],
+        result="Packaging metadata now lives in pyproject.toml with setuptools as the build backend; setup.py "
+               "and setup.cfg are gone and editable installs still work.",
+        ts="2026-08-26T13:30:00.000Z", harness="claude-code", session_id="cc-103")
+    e["leak"] = write_entry(
+        locs, SHOP, title="Memory keeps growing in the websocket server",
+        actions=[("bash", {"command": "python -m tracemalloc_report"}), ("edit", {"path": "src/ws/hub.py"})],
+        result="Every websocket connection registered a listener on the hub and never removed it on disconnect, "
+               "so memory grew with each reconnect. The hub now unregisters listeners in the close handler.",
+        ts="2026-08-27T17:45:00.000Z", harness="pi", session_id="pi-4")
+    e["live"] = write_entry(
+        locs, SHOP, title="Websocket clients should reconnect with backoff",
+        actions=[("edit", {"path": "web/ws.ts"})],
+        result="The browser websocket client now reconnects with exponential backoff capped at 30 seconds.",
+        ts="2026-08-29T09:00:00.000Z", harness="claude-code", session_id="live-session")
+    e["blog_cookie"] = write_entry(
+        locs, BLOG, title="Session cookie expiry uses the wrong timezone",
+        actions=[("edit", {"path": "blog/auth.py"})],
+        result="The blog's session cookie expiry used local time after midnight; switched to UTC.",
+        ts="2026-08-20T12:00:00.000Z", harness="codex", session_id="blog-1")
+    e["retry"] = write_entry(
+        locs, SHARED_LIB, title="HTTP client should retry failed calls",
+        actions=[("write", {"path": "shared/http.py"})],
+        result="The shared HTTP client retries idempotent calls up to 3 times with exponential backoff and jitter "
+               "on connection errors and 5xx answers.",
+        ts="2026-08-19T10:00:00.000Z", harness="omp", session_id="lib-1")
+    (locs.memories / project_slug(SHOP) / "linked.txt").write_text(f"# libraries we share\n{SHARED_LIB}\n")
+    return e

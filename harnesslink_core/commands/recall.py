@@ -1,0 +1,67 @@
+"""`harnesslink recall <query> [--cwd DIR] [--all] [--json] [-k N]`: search the bank."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+from .. import index
+from ..matches import meaningful_terms
+from ..paths import Locations
+from ..scope import scope_for
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("recall", help="Search banked turns of this project (and its linked projects)")
+    parser.add_argument("query", nargs="+", help="words to look for (plain words: no search syntax)")
+    parser.add_argument("--cwd", default=None, help="the project folder (default: the current directory)")
+    parser.add_argument("--all", action="store_true", help="search every project, not just this one")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    parser.add_argument("-k", type=int, default=5, help="how many matches (default 5)")
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's meaningful words; all its words if none is meaningful."""
+    return meaningful_terms(query) or list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:16]
+
+
+def run(args: argparse.Namespace, locs: Locations) -> int:
+    query = " ".join(args.query)
+    terms = query_terms(query)
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    projects = None if args.all else scope_for(locs, cwd)
+    conn = index.connect(locs)
+    try:
+        index.sync(conn, locs, projects)
+        hits = index.search(conn, terms, projects, limit=max(1, args.k))
+    finally:
+        conn.close()
+    if args.json:
+        rows = [
+            {
+                "path": str(locs.memories / h.path), "project": h.project, "title": h.title,
+                "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.ts)), "harness": h.origin,
+                "session_id": h.session_id, "score": round(h.score, 4), "matched": h.matched,
+                "result": h.result[:500],
+            }
+            for h in hits
+        ]
+        json.dump({"query": query, "terms": terms, "projects": projects, "matches": rows}, sys.stdout, indent=2)
+        print()
+        return 0
+    if not hits:
+        scope = "any project" if args.all else ", ".join(projects or []) or "this project"
+        print(f"no matches for {query!r} in {scope}")
+        return 1
+    for n, h in enumerate(hits, 1):
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(h.ts))
+        print(f"{n}. {h.title}  [{when} · {h.origin} · score {h.score:.2f} · {', '.join(h.matched)}]")
+        print(f"   {locs.memories / h.path}")
+        result = " ".join(h.result.split())
+        if result:
+            print(f"   {result[:200]}{'…' if len(result) > 200 else ''}")
+    return 0

@@ -1,0 +1,20 @@
+"""`harnesslink reindex`: rebuild the search index from the Markdown tree."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from .. import index
+from ..paths import Locations
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    subparsers.add_parser("reindex", help="Rebuild the search index (memory-index.db) from the bank entries")
+
+
+def run(args: argparse.Namespace, locs: Locations) -> int:
+    started = time.monotonic()
+    count = index.rebuild(locs)
+    print(f"indexed {count} entries in {time.monotonic() - started:.1f} s ({locs.index_file})")
+    return 0
