@@ -298,7 +298,12 @@ class _Pass:
                     due = last_change + (QUIET if answered else GIVE_UP)
                     next_check = due if next_check is None else min(next_check, due)
                     continue
-                self._settled(turn, verdict, window, session.cwd if session else "")
+                if not self._settled(turn, verdict, window, session.cwd if session else ""):
+                    # not written (full disk, a reservation held by a pass that died): read it again later
+                    resume = min(resume, turn.offset)
+                    open_turns += 1
+                    retry = self.now + 60
+                    next_check = retry if next_check is None else min(next_check, retry)
         self.report.open_turns += open_turns
         if session is not None and reading.states:
             self._note_states(session.harness, session.session_id, session.cwd, reading.states)
@@ -340,13 +345,14 @@ class _Pass:
         return rec.resume, rec.carry
 
     # -- settled turns ---------------------------------------------------
-    def _settled(self, turn: Turn, verdict: str, window: float, fallback_cwd: str) -> None:
+    def _settled(self, turn: Turn, verdict: str, window: float, fallback_cwd: str) -> bool:
+        """Bank, skip or drop a finished turn; False if it must be tried again by a later pass."""
         if verdict == "drop":
             self.ledger.record(turn.key, turn.harness, "dropped", turn.dedupe_id, turn.ended)
             self.report.dropped += 1
-            return
+            return True
         if turn.ended < window:
-            return  # before the backfill window: not ours to bank (a wider backfill reads it again)
+            return True  # before the backfill window: not ours to bank (a wider backfill reads it again)
         cwd = turn.cwd or fallback_cwd
         turn.cwd = cwd
         self._checkpoint(turn, cwd)
@@ -355,23 +361,24 @@ class _Pass:
             if known is None:
                 self.ledger.record(turn.key, turn.harness, "skipped", turn.dedupe_id, turn.ended)
                 self.report.skipped += 1
-            return
+            return True
         status = self.ledger.reserve(turn.key, turn.harness, turn.dedupe_id, self.owner, self.now)
         if status == "duplicate":
             self.report.duplicates += 1
         if status != "ok":
-            return
+            return status != "busy"
         slug = bank.project_slug(cwd)
         try:
             path = bank.write(self.locs.memories / slug / "bank", bank.render(turn))
         except OSError as exc:
             # a full disk or a read-only tree: the reservation lapses and a later pass retries
             self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None)
-            return
+            return False
         self.ledger.finish(turn.key, "banked", entry=str(path), project=slug, ended=turn.ended)
         self.report.banked += 1
         self.report.entries.append(path)
         self.report.touched.add(slug)
+        return True
 
     def _checkpoint(self, turn: Turn, cwd: str) -> None:
         update = StateUpdate(at=turn.ended, kind="turn", note=bank.make_title(turn.title or turn.prompt))

@@ -82,7 +82,8 @@ def rebuild_main(project_dir: Path) -> bool:
     block = START + "\n" + "".join(row + "\n" for row in rows) + END
     path = project_dir / "MAIN.md"
     try:
-        old = path.read_text(encoding="utf-8")
+        # bytes as they are: the human part is kept byte for byte, whatever its line ends or encoding
+        old = path.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         old = None
     if old is None:
@@ -141,8 +142,8 @@ def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
