@@ -23,7 +23,7 @@ from .framing import cut, frame, neutralise, one_line
 from .paths import Locations
 from .scope import project_dir, project_slug
 
-DEFAULT_BUDGET = 4000
+DEFAULT_BUDGET = 6000  # well under Claude Code's 10,000-character cap on one hook's output
 NEWEST = 10
 MEMORY_FILE_CHARS = 1500
 INDEX_START = "<!-- superpi:index:start -->"
@@ -40,7 +40,9 @@ class Section:
     where: str  # where the agent can look when the section is dropped
 
     def render(self) -> str:
-        return f"## {self.name}\n{self.text.strip()}"
+        # headings inside a section sit below the section's own level
+        body = re.sub(r"^(#{1,4}) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", self.text.strip(), flags=re.M)
+        return f"## {self.name}\n{body}"
 
 
 @dataclass
@@ -130,20 +132,20 @@ def _recent_entries(folder: Path) -> list[Section]:
         names = sorted((n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")), reverse=True)
     except OSError:
         return []
-    lines = []
+    lines = [f"(files in {bank})"]
     for name in names[:NEWEST]:
         entry = read_entry(bank / name, folder.name)
         if entry is None:
             continue
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(entry.ts)) if entry.ts else "undated"
-        lines.append(neutralise(f"- {when} · {entry.origin} · {one_line(entry.title, 100)} — {bank / name}"))
+        lines.append(neutralise(f"- {when} · {entry.origin} · {one_line(entry.title, 80)} — {name}"))
         if entry.result.strip():
-            lines.append("  " + neutralise(one_line(entry.result, 180)))
-    if not lines:
+            lines.append("  " + neutralise(one_line(entry.result, 140)))
+    if len(lines) == 1:
         return []
     more = len(names) - NEWEST
     if more > 0:
-        lines.append(f"({more} older entries in {bank})")
+        lines.append(f"({more} older entries in the same folder)")
     return [Section(f"Newest {min(NEWEST, len(names))} turns banked in this project", "\n".join(lines), str(bank))]
 
 

@@ -15,18 +15,23 @@ from .paths import Locations
 LINKED_FILE = "linked.txt"
 
 
+SLUG_CAP = 200  # bank.PROJECT_SLUG_CAP
+
+
 def project_slug(cwd: str) -> str:
-    """SPEC §2 slug of a working directory (the lead's `bank.project_slug`)."""
-    try:
-        from .bank import project_slug as slug
-    except ImportError:  # bank.py not there yet, or broken: same rule, spelled here
-        return _spec_slug(cwd)
-    return slug(cwd)
-
-
-def _spec_slug(cwd: str) -> str:
-    text = cwd.strip().lstrip("/\\")
+    """SPEC §2 slug of a working directory: the same rule as `bank.project_slug`
+    (a test holds them equal), spelled here so the prompt hook need not import
+    the banker and its dependencies."""
+    text = re.sub(r"^[/\\]", "", (cwd or "").strip())
     text = re.sub(r"[/\\:]", "-", text)
+    text = re.sub(r"[\x00-\x1f\x7f]", "-", text)
+    if not text.strip("-. "):
+        text = "unknown-project"
+    if len(text.encode()) > SLUG_CAP:
+        import hashlib
+
+        digest = hashlib.sha1(cwd.encode("utf-8", "replace")).hexdigest()[:10]
+        text = text.encode()[: SLUG_CAP - 11].decode("utf-8", "ignore") + "-" + digest
     return f"--{text}--"
 
 
