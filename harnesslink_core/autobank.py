@@ -37,6 +37,8 @@ SKIP_RESULT_CHARS = 200
 HEAD_BYTES = 4096
 ANCHOR_BYTES = 256
 STAMP = ".last-pass"
+STOP_RETRIES = 20
+STOP_RETRY_DELAY = 0.1
 
 
 @dataclass
@@ -64,6 +66,7 @@ class PassReport:
     touched: set[str] = field(default_factory=set)  # project slugs
     entries: list[Path] = field(default_factory=list)
     open_turns: int = 0
+    stop_waiting: bool = False  # the stopped session's last turn is not in its transcript yet
 
 
 def run_pass(
@@ -88,9 +91,16 @@ def run_pass(
         except Timeout:
             return PassReport(locked=True)
         try:
-            return _Pass(locs, ledger, budget, now if now is not None else clock.now()).run(
-                harnesses=harnesses, paths=paths, stop=stop
-            )
+            report = PassReport()
+            for _ in range(STOP_RETRIES):
+                report = _Pass(locs, ledger, budget, now if now is not None else clock.now()).run(
+                    harnesses=harnesses, paths=paths, stop=stop
+                )
+                if not report.stop_waiting:
+                    break
+                # the harness said the turn ended, but its transcript lags behind: give it a moment
+                time.sleep(STOP_RETRY_DELAY)
+            return report
         finally:
             lock.release()
     finally:
@@ -291,6 +301,11 @@ class _Pass:
                 # transcript copied from elsewhere has a fresh mtime but old lines.
                 last_change = min(st.st_mtime, turn.ended) if turn.ended > 0 else st.st_mtime
                 verdict = settle(turn, last, stopped_at, self.now - last_change)
+                if last and stop is not None and stop.session_id == turn.session_id and stop.harness == name:
+                    if verdict != "bank" or not _shows(turn.result, stop.last_message):
+                        self.report.stop_waiting = not turn.closed
+                        if not turn.closed:
+                            verdict = "open"
                 if verdict == "open":
                     resume = min(resume, turn.offset)
                     open_turns += 1
@@ -430,6 +445,14 @@ class _Pass:
         self.report.errors += 1
         log.error(self.locs, message, exc)
         self.ledger.error(message, harness, path)
+
+
+def _shows(result: str, last_message: str | None) -> bool:
+    """Whether the answer we read is the one the harness says it ended with."""
+    if not last_message:
+        return True
+    want = " ".join(last_message.split())[:200]
+    return want in " ".join(result.split())
 
 
 def settle(turn: Turn, last: bool, stopped_at: float | None, quiet: float) -> str:

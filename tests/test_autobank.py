@@ -389,3 +389,28 @@ def test_full_disk_is_a_log_line_not_a_crash(locs, isolated_home: Path, monkeypa
     monkeypatch.undo()
     # the turn was not lost: once its reservation lapses a later pass banks it
     assert run_pass(locs, now=time.time() + 601).banked == 1
+
+
+def test_stop_waits_briefly_for_a_transcript_that_lags_the_hook(locs, isolated_home: Path) -> None:
+    import threading
+
+    s = ClaudeSession(isolated_home, start=datetime.now(timezone.utc) - timedelta(seconds=30))
+    s.prompt("summarise the incident")
+    s.tool("Read", {"file_path": "/var/log/app.log"})
+    s.answer("Let me look at the log first.")
+    s.flush()
+    final = "The incident was caused by an expired certificate; renewing it fixed the outage. " * 3
+
+    def late_writer() -> None:
+        time.sleep(0.4)
+        s.answer(final)
+        s.flush()
+
+    writer = threading.Thread(target=late_writer)
+    writer.start()
+    report = run_pass(locs, paths=[s.path],
+                      stop=StopSignal("claude-code", s.session_id, str(s.path), time.time(), last_message=final))
+    writer.join()
+    assert report.banked == 1
+    (path,) = entries(locs)
+    assert final.strip() in path.read_text()
