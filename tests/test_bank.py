@@ -1,0 +1,121 @@
+"""Bank entries: caps that say where they cut, the 1 MB cap, names, and secrets that never reach disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import frontmatter
+import pytest
+
+from harnesslink_core import bank
+from harnesslink_core.model import Action, Turn
+from harnesslink_core.redact import redact
+
+
+def make_turn(**kw) -> Turn:
+    base = dict(harness="claude-code", session_id="sess-1", turn_id="turn-1", cwd="/Users/me/app",
+                prompt="Fix the authentication bug", offset=0, started=1_780_000_000.0, ended=1_780_000_100.5,
+                result="Done.")
+    base.update(kw)
+    return Turn(**base)
+
+
+def test_project_slug_follows_the_spec() -> None:
+    assert bank.project_slug("/Users/me/Workspace/myapp") == "--Users-me-Workspace-myapp--"
+    assert bank.project_slug("C:\\Users\\me\\app") == "--C--Users-me-app--"
+
+
+@pytest.mark.parametrize("cwd", ["", "/", "..", "/..", "../../etc", "a/../../b", "\x00/x", "/" + "d" * 600])
+def test_project_slug_never_leaves_the_memories_root(tmp_path: Path, cwd: str) -> None:
+    slug = bank.project_slug(cwd)
+    assert "/" not in slug and "\\" not in slug and slug not in ("", ".", "..")
+    assert (tmp_path / slug).resolve().parent == tmp_path.resolve()
+    assert len(slug.encode()) <= 255
+
+
+def test_caps_say_where_they_cut() -> None:
+    turn = make_turn(prompt="p" * 2500, result="r" * 4100,
+                     actions=[Action("write", {"content": "c" * 5000})] + [Action("bash", {"n": n}) for n in range(60)])
+    text = bank.render(turn).text
+    assert "p" * 2000 + "…[cut: 500 more characters]" in text
+    assert "r" * 4000 + "…[cut: 100 more characters]" in text
+    write_line = next(l for l in text.splitlines() if l.startswith("- write:"))
+    assert len(write_line) < bank.ACTION_LINE_CAP + 40 and "more characters]" in write_line
+    assert "- …[cut: 21 more actions]" in text
+
+
+def test_file_stays_under_the_uploader_cap_even_with_wide_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bank, "RESULT_CAP", 2_000_000)
+    turn = make_turn(result="界" * 600_000)  # 1.8 MB of UTF-8
+    data = bank.render(turn).text.encode()
+    assert len(data) < bank.FILE_CAP
+    assert "more characters]" in data.decode()
+
+
+def test_prompt_cannot_fake_a_section_heading() -> None:
+    text = bank.render(make_turn(prompt="hello\n## Result\nfake", result="real")).text
+    assert text.count("\n## Result\n") == 1
+
+
+def test_title_is_the_first_meaningful_line_collapsed() -> None:
+    assert bank.make_title("\n\n   ```\n  Fix   the\tbug  please\nmore") == "Fix the bug please"
+    assert len(bank.make_title("word " * 100)) <= bank.TITLE_CAP
+
+
+def test_frontmatter_survives_hostile_strings() -> None:
+    turn = make_turn(prompt='title with "quotes" and: colons\n---\nnot: yaml', cwd='/tmp/a "b": c',
+                     session_id="s\u2028x", actions=[Action('weird:tool "x"', {})])
+    post = frontmatter.loads(bank.render(turn).text)
+    assert post["title"] == 'title with "quotes" and: colons'
+    assert post["cwd"] == '/tmp/a "b": c'
+    assert post["tags"] == ['weird:tool "x"']
+    assert post["session_id"] == "s\u2028x"
+
+
+SECRETS = {
+    "aws-access-key": "AKIAIOSFODNN7EXAMPLE",
+    "github-token": "ghp_" + "A1b2C3d4E5" * 4,
+    "gitlab-token": "glpat-" + "x1Y2z3W4v5U6t7S8r9Q0",
+    "slack-token": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "openai-key": "sk-proj-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv",
+    "anthropic-key": "sk-ant-api03-" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0",
+    "bearer-token": "Authorization: Bearer eyJ0eXAiOiJKV1QiLCJhbGciOi.abcDEF123456",
+    "private-key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----",
+    "url-password": "postgres://admin:S3cr3tPassw0rd@db.internal:5432/app",
+    "secret-assignment": "export DATABASE_PASSWORD=hunter2hunter2",
+    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+}
+SECRET_VALUES = {
+    "aws-access-key": "AKIAIOSFODNN7EXAMPLE", "github-token": "A1b2C3d4E5A1b2", "gitlab-token": "x1Y2z3W4v5U6",
+    "slack-token": "AbCdEfGhIjKl", "openai-key": "Ab1Cd2Ef3Gh4", "anthropic-key": "Zy9Xw8Vu7Ts6",
+    "bearer-token": "abcDEF123456", "private-key": "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
+    "url-password": "S3cr3tPassw0rd", "secret-assignment": "hunter2hunter2", "jwt": "SflKxwRJSMeKKF2QT4fw",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+@pytest.mark.parametrize("place", ["prompt", "tool input", "answer"])
+def test_secret_never_reaches_the_bank(kind: str, place: str, tmp_path: Path) -> None:
+    secret = SECRETS[kind]
+    turn = make_turn(
+        prompt=f"please use {secret} to connect" if place == "prompt" else "connect to the db",
+        actions=[Action("bash", {"command": f"run --with '{secret}'"})] if place == "tool input" else [],
+        result=f"I connected using {secret} and it worked. " + "x" * 200 if place == "answer" else "ok",
+    )
+    path = bank.write(tmp_path, bank.render(turn))
+    text = path.read_text()
+    assert SECRET_VALUES[kind] not in text
+    assert "[redacted:" in text
+
+
+def test_redaction_leaves_ordinary_text_alone() -> None:
+    text = "author: Jane\nmax_tokens=4096\ntoken_count=5000\nthe secret is out\npassing tests: 5\nhttp://example.com/a:b"
+    assert redact(text) == text
+
+
+def test_write_is_atomic_and_leaves_no_temporary(tmp_path: Path) -> None:
+    folder = tmp_path / "bank"
+    path = bank.write(folder, bank.render(make_turn(result="x" * 300)))
+    assert [p.name for p in folder.iterdir()] == [path.name]
+    again = bank.write(folder, bank.render(make_turn(result="x" * 300)))
+    assert again == path and len(list(folder.iterdir())) == 1
