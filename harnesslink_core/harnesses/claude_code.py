@@ -109,6 +109,8 @@ def _prompt_of(obj: dict[str, Any]) -> tuple[str, str] | None:
         return None
     if "toolUseResult" in obj or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
         return None
+    if obj.get("promptSource") == "system" or isinstance(obj.get("origin"), dict):
+        return None  # e.g. a background agent's task notification (Claude Code 2.1.3xx)
     text = text_of(content)
     if not text.strip() and isinstance(content, list):
         if any(isinstance(b, dict) and b.get("type") in ("image", "document") for b in content):
