@@ -638,8 +638,16 @@ def test_non_utf8_bytes_in_a_prompt_do_not_lose_the_turn(tmp_path: Path) -> None
 
 
 GENERATED_FILES = sorted(GENERATED.rglob("rollout-*.jsonl")) if GENERATED.is_dir() else []
-GENERATED_PARENT = "rollout-2026-11-29T20-12-38-01a228f0-2d25-7133-b787-25f98f3869f2.jsonl"
-GENERATED_FORK = "rollout-2026-11-29T20-12-40-01a228f0-342e-7490-a1f9-c2357bfe2c75.jsonl"
+# File names change whenever the fixtures are regenerated: tell parent and fork apart by content.
+GENERATED_PARENT = "parent"
+GENERATED_FORK = "fork"
+
+
+def generated_file(role: str) -> Path:
+    forks = [p for p in GENERATED_FILES if b'"forked_from_id":"' in p.read_bytes().split(b"\n", 1)[0]]
+    parents = [p for p in GENERATED_FILES if p not in forks]
+    (found,) = forks if role == "fork" else parents
+    return found
 GENERATED_EXPECTATIONS = {  # (prompt line, prompt start, tools, answer characters) from EXPECTED.md
     GENERATED_PARENT: [
         (9, "Create the setup file for this project", ["bash"], 132),
@@ -654,7 +662,7 @@ GENERATED_EXPECTATIONS = {  # (prompt line, prompt start, tools, answer characte
 @pytest.mark.skipif(not GENERATED_FILES, reason="no generated Codex transcripts")
 @pytest.mark.parametrize("name", sorted(GENERATED_EXPECTATIONS), ids=["parent", "fork"])
 def test_generated_transcripts_give_the_expected_turns(name: str) -> None:
-    path = next(p for p in GENERATED_FILES if p.name == name)
+    path = generated_file(name)
     reading = read_all(path)
     assert reading.bad_lines == 0 and reading.excluded is None
     assert reading.session is not None and reading.session.cwd == "/home/tester/project"
