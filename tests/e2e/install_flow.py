@@ -1,0 +1,163 @@
+"""The issue-5 proof, shared by tests/e2e/test_install_<harness>.py: install.py wired into a real CLI.
+
+In a throwaway HOME with the user's own hooks already configured (the drivers'
+`prepare`), run `install.py` (a real private venv), run a tool-using turn with
+the real CLI against the fake model, and check: the turn is banked as soon as
+the CLI exits (our stop hook, no backfill); a new session asking about that
+work gets the entry in a framed, budgeted block; the user's hooks still ran;
+`uninstall.py` puts the settings back byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harnesslink_core.matches import BUDGET as MATCHES_BUDGET
+
+from .harnesses import DRIVERS, Driver, Sandbox
+
+REPO = Path(__file__).resolve().parents[2]
+FRAMED = re.compile(r'<harnesslink-memory kind="(\w+)"[^>]*>.*?</harnesslink-memory>', re.DOTALL)
+
+
+@dataclass
+class Flow:
+    harness: str
+    sandbox: Sandbox
+
+    @property
+    def driver(self) -> Driver:
+        return DRIVERS[self.harness]
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.sandbox.home / ".superpi" / "agent"
+
+    def env(self) -> dict[str, str]:
+        env = dict(self.driver.env(self.sandbox))  # type: ignore[attr-defined]
+        env["PIP_CACHE_DIR"] = str(REPO / ".cache" / "pip")  # one download of the deps for all four tests
+        env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+        return env
+
+    def run_script(self, script: str, *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, str(REPO / script), *args],
+            env=self.env(), capture_output=True, text=True, timeout=600,
+        )
+        assert done.returncode == 0, f"{script} failed:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    def user_files(self) -> dict[str, bytes | None]:
+        """The files install may touch for this harness, and the folder it writes into: to compare after uninstall."""
+        files: dict[str, bytes | None] = {}
+        if self.harness in ("claude-code", "codex"):
+            folder = self.sandbox.home / (".claude" if self.harness == "claude-code" else ".codex")
+            names = ["settings.json"] if self.harness == "claude-code" else ["hooks.json", "config.toml"]
+        else:
+            folder = self.sandbox.home / f".{self.harness}" / "agent" / "extensions"
+            names = sorted(p.name for p in folder.iterdir())
+            files["listing"] = "\n".join(names).encode()
+        for name in names:
+            path = folder / name
+            files[name] = path.read_bytes() if path.exists() else None
+        return files
+
+    def bank_entries(self, containing: str) -> list[Path]:
+        return [p for p in self.agent_dir.glob("memories/*/bank/*.md") if containing in p.read_text(encoding="utf-8")]
+
+    def framed_blocks(self, since: int) -> Iterator[tuple[str, str]]:
+        """(kind, block) for every memory block we framed in the model requests from request `since` on."""
+        for request in self.sandbox.server.model_requests()[since:]:
+            for text in _strings(request.body):
+                for found in FRAMED.finditer(text):
+                    yield found.group(1), found.group(0)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def user_hooks_ran(flow: Flow) -> set[str]:
+    """Which events the user's own pre-existing hooks (or extension) saw."""
+    if flow.harness in ("claude-code", "codex"):
+        log = flow.sandbox.hook_log
+        lines = log.read_text().splitlines() if log.exists() else []
+        return {json.loads(line).get("hook_event_name", "") for line in lines}
+    log = flow.sandbox.home / "extension-events.jsonl"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return {json.loads(line)["event"] for line in lines}
+
+
+def prove_install(harness: str, sandbox: Sandbox) -> None:
+    flow = Flow(harness, sandbox)
+    flow.driver.prepare(sandbox)
+    originals = flow.user_files()
+
+    installed = flow.run_script("install.py", "--harness", harness, "--no-backfill")
+    assert f"{harness}: wired" in installed.stdout, installed.stdout
+    assert (flow.agent_dir / "venv" / "pyvenv.cfg").exists()
+
+    topic = f"quasar{secrets.token_hex(3)}"
+    first = flow.driver.start(sandbox, f"Calibrate the {topic} flux capacitor [[bash: echo calibrated-$((40+2))]]")
+    first.check()
+    assert sandbox.server.saw_tool_result(containing="calibrated-42")
+    entries = flow.bank_entries(topic)
+    assert len(entries) == 1, f"expected one bank entry about {topic}, found {entries}; log:\n{_log(flow)}"
+    entry = entries[0].read_text(encoding="utf-8")
+    assert f"harness: {harness}" in entry and "calibrated-42" in entry
+
+    since = len(sandbox.server.model_requests())
+    second = flow.driver.start(sandbox, f"How did we calibrate the {topic} flux capacitor before?")
+    second.check()
+    blocks = list(flow.framed_blocks(since))
+    matches = [block for kind, block in blocks if kind == "matches"]
+    assert matches, f"no framed matches reached the model; blocks: {[k for k, _ in blocks]}; log:\n{_log(flow)}"
+    assert any(topic in block and entries[0].name in block for block in matches)
+    assert all(len(block) <= MATCHES_BUDGET for block in matches)
+    assert any(kind == "brief" and topic in block for kind, block in blocks), "the session-start brief names it"
+
+    expected = {"SessionStart", "UserPromptSubmit", "Stop"} if harness in ("claude-code", "codex") else {
+        "session_start", "before_agent_start", "agent_end"}
+    assert expected <= user_hooks_ran(flow), user_hooks_ran(flow)
+
+    just_before = flow.user_files()
+    flow.run_script("uninstall.py")
+    assert_restored(flow, originals, just_before)
+    assert not (flow.agent_dir / "venv").exists()
+
+
+def assert_restored(flow: Flow, originals: dict[str, bytes | None], just_before: dict[str, bytes | None]) -> None:
+    """Uninstall gives back the original bytes; where the harness itself changed its settings file meanwhile
+    (Claude Code rewrites settings.json with keys of its own), our hooks are gone and its changes stay."""
+    after = flow.user_files()
+    for name, original in originals.items():
+        if original is None or name == "listing" or not name.endswith(".json"):
+            assert after[name] == original, name
+            continue
+        if after[name] == original:
+            continue
+        old, now, before = (json.loads(v or b"{}") for v in (original, after[name], just_before[name]))
+        assert now.get("hooks") == old.get("hooks"), f"{name}: the user's hooks are not back as they were"
+        assert {k: v for k, v in now.items() if k != "hooks"} == {k: v for k, v in before.items() if k != "hooks"}
+        assert {k: v for k, v in before.items() if k != "hooks"} != {k: v for k, v in old.items() if k != "hooks"}, (
+            f"{name}: nothing but our hooks changed, so the original bytes should be back")
+
+
+def _log(flow: Flow) -> str:
+    log = flow.agent_dir / "logs" / "harnesslink.log"
+    return log.read_text(encoding="utf-8")[-3000:] if log.exists() else "(no log)"
