@@ -38,6 +38,8 @@ HEAD_BYTES = 4096
 ANCHOR_BYTES = 256
 STAMP = ".last-pass"
 STOP_RETRIES = 20
+STOP_WAIT = 10.0
+DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
 STOP_RETRY_DELAY = 0.1
 
 
@@ -79,7 +81,13 @@ def run_pass(
     wait: float = 0.0,
     now: float | None = None,
 ) -> PassReport:
-    """One incremental pass. Never raises for a transcript's fault; returns at once if another pass runs."""
+    """One incremental pass. Never raises for a transcript's fault; returns at once if another pass runs.
+
+    With a stop signal it waits (up to STOP_WAIT seconds) for a running pass instead: the harness
+    waits for its Stop hook anyway, and the turn should be in the bank when the CLI exits.
+    """
+    if stop is not None:
+        wait = max(wait, STOP_WAIT)
     locs.agent_dir.mkdir(parents=True, exist_ok=True)
     ledger = open_ledger(locs)
     try:
@@ -142,6 +150,7 @@ def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 
             progress(total, n + 1)
         if report.backlog == 0 or report.disabled or report.bytes_read == 0:
             break
+        time.sleep(DRAIN_PAUSE)
     return total
 
 
