@@ -8,11 +8,11 @@ from ..paths import Locations
 from . import hooks_json
 from .base import detect_by
 from .files import FileChange, read_bytes
-from .hook_command import command, is_ours
+from .hook_command import is_ours
 
 NAME = "claude-code"
 
-# (event, matcher, timeout in seconds); UserPromptSubmit and Stop take no matcher
+# (event, matcher, hook, timeout in seconds); UserPromptSubmit and Stop take no matcher
 EVENTS = (
     ("SessionStart", "startup|resume|clear|compact", "session-start", 30),
     ("UserPromptSubmit", None, "user-prompt-submit", 30),
@@ -34,12 +34,7 @@ def detect(locs: Locations) -> str | None:
 
 
 def our_groups(hook_exe: Path) -> dict[str, hooks_json.Group]:
-    groups: dict[str, hooks_json.Group] = {}
-    for event, matcher, hook, timeout in EVENTS:
-        group: hooks_json.Group = {"matcher": matcher} if matcher else {}
-        group["hooks"] = [{"type": "command", "command": command(hook_exe, hook, NAME), "timeout": timeout}]
-        groups[event] = group
-    return groups
+    return hooks_json.groups(EVENTS, hook_exe, NAME)
 
 
 def _ours(text: object) -> bool:

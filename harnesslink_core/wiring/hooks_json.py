@@ -14,14 +14,25 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from .files import FileChange, Refused, backup_path, check_writable, read_bytes
+from .hook_command import command
 
 IsOurs = Callable[[object], bool]
 Group = dict[str, Any]
+
+
+def groups(events: Iterable[tuple[str, str | None, str, int]], hook_exe: Path, harness: str) -> dict[str, Group]:
+    """Our group for each (event, matcher or None, hook, timeout in seconds)."""
+    found: dict[str, Group] = {}
+    for event, matcher, hook, timeout in events:
+        group: Group = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command(hook_exe, hook, harness), "timeout": timeout}]
+        found[event] = group
+    return found
 
 
 def parse(path: Path, data: bytes | None) -> dict[str, Any]:
