@@ -29,7 +29,6 @@ import sqlite3
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .paths import Locations
@@ -74,19 +73,28 @@ class IndexUnavailable(Exception):
     """The index cannot be used right now (missing, corrupt, locked, old schema)."""
 
 
-@dataclass
 class Hit:
-    path: str  # relative to the memories root: `<slug>/bank/<file>.md`
-    project: str
-    ts: float
-    title: str
-    harness: str
-    source: str
-    session_id: str
-    score: float  # higher is better (negated bm25)
-    prompt: str = ""
-    result: str = ""
-    matched: list[str] = field(default_factory=list)
+    """One search result. A plain class: `@dataclass` costs import time on the prompt hook's path."""
+
+    __slots__ = ("path", "project", "ts", "title", "harness", "source", "session_id", "score", "prompt", "result",
+                 "matched")
+
+    def __init__(self, path: str, project: str, ts: float, title: str, harness: str, source: str,
+                 session_id: str, score: float, prompt: str = "", result: str = "") -> None:
+        self.path = path  # relative to the memories root: `<slug>/bank/<file>.md`
+        self.project = project
+        self.ts = ts
+        self.title = title
+        self.harness = harness
+        self.source = source
+        self.session_id = session_id
+        self.score = score  # higher is better (negated bm25)
+        self.prompt = prompt
+        self.result = result
+        self.matched: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"Hit({self.path!r}, score={self.score:.2f}, matched={self.matched})"
 
     @property
     def origin(self) -> str:
@@ -209,7 +217,7 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
     if not force and row is None and dir_mtime is None:
         return 0
 
-    on_disk: dict[str, tuple[Path, int, int]] = {}
+    on_disk: dict[str, tuple[str, int, int]] = {}
     if dir_mtime is not None:
         try:
             with os.scandir(bank) as it:
@@ -221,7 +229,7 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
                     except OSError:
                         continue
                     if item.is_file():
-                        on_disk[f"{slug}/bank/{item.name}"] = (Path(item.path), st.st_mtime_ns, st.st_size)
+                        on_disk[f"{slug}/bank/{item.name}"] = (item.path, st.st_mtime_ns, st.st_size)
         except OSError:
             dir_mtime = None
 
@@ -268,7 +276,7 @@ def _known(conn: sqlite3.Connection, slug: str) -> dict[str, tuple[int, int, int
     }
 
 
-def _changes(known: dict[str, tuple[int, int, int]], on_disk: dict[str, tuple[Path, int, int]]
+def _changes(known: dict[str, tuple[int, int, int]], on_disk: dict[str, tuple[str, int, int]]
              ) -> tuple[list[int], list[str]]:
     """(ids of entries gone from disk, paths new or changed on disk)."""
     gone = [doc_id for path, (doc_id, _, _) in known.items() if path not in on_disk]
@@ -284,10 +292,10 @@ def _delete_doc(conn: sqlite3.Connection, doc_id: int) -> None:
     conn.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
 
 
-def _insert_doc(conn: sqlite3.Connection, file: Path, slug: str, rel: str, mtime: int, size: int) -> bool:
+def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime: int, size: int) -> bool:
     from .entries import read_entry
 
-    entry = read_entry(file, slug)
+    entry = read_entry(Path(file), slug)
     if entry is None:
         return False
     cur = conn.execute(
@@ -427,6 +435,25 @@ def search(
         hit.matched = matched_terms(conn, doc_id, terms)
         hits.append(hit)
     return hits
+
+
+def distinctive_terms(conn: sqlite3.Connection, terms: list[str], *, share: float = 0.2, keep: int = 2) -> list[str]:
+    """The terms without those found in more than `share` of all entries (they say little
+    and are what makes ranking slow), keeping at least `keep` of the rarest."""
+    total = conn.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
+    cap = int(total * share) + 1
+    if total < 50 or len(terms) <= keep:
+        return terms
+    counts = {
+        term: conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)", (fts_query([term]), cap)
+        ).fetchone()[0]
+        for term in terms
+    }
+    rare = [t for t in terms if counts[t] < cap]
+    if len(rare) >= keep:
+        return rare
+    return sorted(terms, key=lambda t: counts[t])[:keep]
 
 
 def matched_terms(conn: sqlite3.Connection, doc_id: int, terms: list[str]) -> list[str]:

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
 
 from .framing import cut, frame, frame_overhead, neutralise, one_line
-from .index import Hit, search
+from .index import Hit, distinctive_terms, search
 
 MAX_MATCHES = 3
 BUDGET = 2000
@@ -28,7 +27,7 @@ MAX_REQUIRED_TERMS = 4
 RELATIVE_FLOOR = 0.3
 MAX_TERMS = 16
 PROMPT_SCAN_CHARS = 4000  # a 1 MB paste is judged by its start
-CANDIDATES = 12
+CANDIDATES = 8
 
 # Words that say nothing about which past turn is relevant: English function
 # words plus the filler of requests to a coding agent.
@@ -85,14 +84,17 @@ def skip_reason(prompt: str) -> str | None:
     return None
 
 
-@dataclass
 class Decision:
     """What the prompt hook decided, and why (for `--dry-run`)."""
 
-    terms: list[str] = field(default_factory=list)
-    hits: list[Hit] = field(default_factory=list)
-    rejected: list[tuple[Hit, str]] = field(default_factory=list)
-    skipped: str | None = None
+    def __init__(self) -> None:
+        self.terms: list[str] = []
+        self.hits: list[Hit] = []
+        self.rejected: list[tuple[Hit, str]] = []
+        self.skipped: str | None = None
+
+    def __repr__(self) -> str:
+        return f"Decision(terms={self.terms}, hits={self.hits}, rejected={self.rejected}, skipped={self.skipped!r})"
 
 
 def find_matches(
@@ -108,7 +110,7 @@ def find_matches(
     decision.skipped = skip_reason(prompt)
     if decision.skipped:
         return decision
-    decision.terms = meaningful_terms(prompt)
+    decision.terms = distinctive_terms(conn, meaningful_terms(prompt))
     candidates = search(
         conn, decision.terms, projects, limit=CANDIDATES,
         exclude_session=session_id or None, exclude_paths=already_injected,
