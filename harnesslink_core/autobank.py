@@ -52,6 +52,7 @@ class StopSignal:
     transcript_path: str | None
     at: float
     last_message: str | None = None
+    turn_id: str | None = None  # Codex names the turn that ended
 
 
 @dataclass
@@ -311,6 +312,11 @@ class _Pass:
                 last_change = min(st.st_mtime, turn.ended) if turn.ended > 0 else st.st_mtime
                 verdict = settle(turn, last, stopped_at, self.now - last_change)
                 if last and stop is not None and stop.session_id == turn.session_id and stop.harness == name:
+                    if (turn.needs_end_marker and not turn.aborted and stop.turn_id == turn.turn_id
+                            and stop.last_message and turn.pending_tools == 0):
+                        # Codex runs its Stop hook before it writes task_complete: the hook's own
+                        # word (this turn, this answer) is the end marker
+                        verdict = "bank"
                     if verdict != "bank" or not _shows(turn.result, stop.last_message):
                         self.report.stop_waiting = not turn.closed
                         if not turn.closed:

@@ -414,3 +414,27 @@ def test_stop_waits_briefly_for_a_transcript_that_lags_the_hook(locs, isolated_h
     assert report.banked == 1
     (path,) = entries(locs)
     assert final.strip() in path.read_text()
+
+
+def test_codex_stop_hook_settles_its_turn_before_task_complete_is_written(locs, isolated_home: Path) -> None:
+    import json
+
+    generated = Path(__file__).parent / "fixtures" / "generated" / "codex" / "sessions"
+    parent = next(p for p in generated.rglob("rollout-*.jsonl") if b"forked_from_id" not in p.read_bytes()[:2000])
+    lines = parent.read_bytes().splitlines(keepends=True)
+    last_complete = max(i for i, l in enumerate(lines) if b'"task_complete"' in l)
+    payload = json.loads(lines[last_complete])["payload"]
+    target = isolated_home / ".codex" / "sessions" / "2026" / "11" / "29" / parent.name
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"".join(lines[:last_complete]))  # the hook runs before this line is written
+    widen_window(locs, 4000)
+    before = run_pass(locs)
+    assert before.open_turns == 1
+    session_id = json.loads(lines[0])["payload"]["id"]
+    wrong_turn = StopSignal("codex", session_id, str(target), time.time(), payload["last_agent_message"], "other")
+    assert run_pass(locs, paths=[target], stop=wrong_turn).banked == 0
+    stop = StopSignal("codex", session_id, str(target), time.time(), payload["last_agent_message"], payload["turn_id"])
+    assert run_pass(locs, paths=[target], stop=stop).banked == 1
+    with target.open("ab") as f:
+        f.write(lines[last_complete])  # task_complete arrives: nothing is banked twice
+    assert run_pass(locs).banked == 0
