@@ -392,6 +392,8 @@ class _Pass:
                 self.ledger.record(turn.key, turn.harness, "skipped", turn.dedupe_id, turn.ended)
                 self.report.skipped += 1
             return True
+        if turn.revision is not None and self._rewrote(turn):
+            return True
         status = self.ledger.reserve(turn.key, turn.harness, turn.dedupe_id, self.owner, self.now)
         if status == "duplicate":
             self.report.duplicates += 1
@@ -405,9 +407,22 @@ class _Pass:
             self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None)
             return False
         self.ledger.finish(turn.key, "banked", entry=str(path), project=slug, ended=turn.ended)
+        if turn.revision is not None:
+            self.ledger.set_revision(turn.key, turn.revision)
         self.report.banked += 1
         self.report.entries.append(path)
         self.report.touched.add(slug)
+        return True
+
+    def _rewrote(self, turn: Turn) -> bool:
+        """An entry that follows its source (Antigravity): rewrite it when what it shows changed."""
+        entry, revision = self.ledger.revision(turn.key)
+        if entry is None:
+            return False
+        if revision != turn.revision and Path(entry).exists():
+            bank.rewrite(Path(entry), bank.render(turn))
+            self.ledger.set_revision(turn.key, turn.revision or "")
+            self.report.touched.add(Path(entry).parent.parent.name)
         return True
 
     def _checkpoint(self, turn: Turn, cwd: str) -> None:

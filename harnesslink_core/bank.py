@@ -202,6 +202,16 @@ def write(bank_dir: Path, entry: Entry) -> Path:
         tmp.unlink(missing_ok=True)
 
 
+def rewrite(path: Path, entry: Entry) -> None:
+    """Replace an entry's content in place, atomically (only Antigravity's per-conversation entry)."""
+    tmp = path.with_name(f".{path.stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(entry.text.encode())
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
 def _place(tmp: Path, target: Path) -> bool:
     try:
         os.link(tmp, target)

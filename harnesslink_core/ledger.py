@@ -96,6 +96,12 @@ def m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m002_turn_revision(db: sqlite3.Connection) -> None:
+    # entries rewritten in place (Antigravity's one per conversation) remember what they show
+    db.execute("ALTER TABLE turns ADD COLUMN revision TEXT")
+
+
 def migrate(db: sqlite3.Connection) -> None:
     names = [m.__name__ for m in MIGRATIONS]
     if len(names) != len(set(names)):
@@ -242,6 +248,16 @@ class Ledger:
                 " VALUES (?,?,?,?,?,?)",
                 (turn_key, harness, dedupe_id, status, ended, time.time()),
             )
+
+    def revision(self, turn_key: str) -> tuple[str | None, str | None]:
+        """(entry path, revision) of a banked turn that is rewritten in place."""
+        row = self.db.execute("SELECT entry, revision FROM turns WHERE turn_key=? AND status='banked'",
+                              (turn_key,)).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def set_revision(self, turn_key: str, revision: str) -> None:
+        with self.write():
+            self.db.execute("UPDATE turns SET revision=?, updated=? WHERE turn_key=?", (revision, time.time(), turn_key))
 
     def counts(self, harness: str) -> dict[str, int]:
         rows = self.db.execute("SELECT status, COUNT(*) FROM turns WHERE harness=? GROUP BY status", (harness,))

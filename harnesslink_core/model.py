@@ -39,6 +39,9 @@ class Turn:
     # An identity shared by every copy of this turn when a resumed or forked session
     # repeats it in another transcript (Claude Code's prompt uuid); None if copies cannot occur.
     dedupe_id: str | None = None
+    # Set only for an entry that is rewritten in place when its source changes (Antigravity's
+    # one entry per conversation): a fingerprint of what the entry shows.
+    revision: str | None = None
 
     @property
     def key(self) -> str:

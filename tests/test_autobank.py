@@ -438,3 +438,25 @@ def test_codex_stop_hook_settles_its_turn_before_task_complete_is_written(locs, 
     with target.open("ab") as f:
         f.write(lines[last_complete])  # task_complete arrives: nothing is banked twice
     assert run_pass(locs).banked == 0
+
+
+def test_an_entry_with_a_revision_is_rewritten_in_place_only_when_it_changes(locs, monkeypatch) -> None:
+    from harnesslink_core.autobank import _Pass
+    from harnesslink_core.model import Turn
+
+    def conversation(steps: int) -> Turn:
+        return Turn(harness="antigravity", session_id="c1", turn_id="c1", cwd="/work/app", prompt="Build the page",
+                    offset=0, started=1_780_000_000.0, ended=1_780_000_000.0, result=f"{steps} steps",
+                    closed=True, always_bank=True, revision=f"r{steps}")
+
+    ledger = open_ledger(locs)
+    p = _Pass(locs, ledger, 10**6, time.time())
+    assert p._settled(conversation(3), "bank", 0.0, "")
+    (path,) = entries(locs)
+    assert "3 steps" in path.read_text()
+    mtime = path.stat().st_mtime_ns
+    assert p._settled(conversation(3), "bank", 0.0, "")
+    assert path.stat().st_mtime_ns == mtime
+    assert p._settled(conversation(5), "bank", 0.0, "")
+    assert entries(locs) == [path] and "5 steps" in path.read_text()
+    ledger.close()
