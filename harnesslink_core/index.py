@@ -402,8 +402,10 @@ def search(
     exclude_session: str | None = None,
     exclude_paths: Iterable[str] = (),
     with_text: bool = True,
+    rowids: tuple[int | None, int | None] = (None, None),
 ) -> list[Hit]:
-    """Entries matching any term, best first, within `projects` (None: all)."""
+    """Entries matching any term, best first, within `projects` (None: all),
+    optionally only those with `low < rowid <= high` (newer entries have higher rowids)."""
     query = fts_query(terms)
     if not query or limit <= 0:
         return []
@@ -417,6 +419,13 @@ def search(
     if exclude_session:
         where.append("d.session_id != ?")
         params.append(exclude_session)
+    low, high = rowids
+    if low is not None:
+        where.append("fts.rowid > ?")
+        params.append(low)
+    if high is not None:
+        where.append("fts.rowid <= ?")
+        params.append(high)
     excluded = list(exclude_paths)
     if excluded:
         where.append(f"d.path NOT IN ({','.join('?' * len(excluded))})")
@@ -480,6 +489,10 @@ def newest(conn: sqlite3.Connection, projects: list[str], limit: int) -> list[Hi
         Hit(path, project, ts, title, harness, source, session, 0.0, "", result or "")
         for path, project, ts, title, harness, source, session, result in conn.execute(sql, [*projects, limit])
     ]
+
+
+def max_rowid(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
 
 
 def count(conn: sqlite3.Connection) -> int:

@@ -18,7 +18,7 @@ import re
 import time
 
 from .framing import cut, frame, frame_overhead, neutralise, one_line
-from .index import Hit, distinctive_terms, search
+from .index import Hit, distinctive_terms, max_rowid, search
 
 MAX_MATCHES = 3
 BUDGET = 2000
@@ -28,6 +28,7 @@ RELATIVE_FLOOR = 0.3
 MAX_TERMS = 16
 PROMPT_SCAN_CHARS = 4000  # a 1 MB paste is judged by its start
 CANDIDATES = 8
+RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
 
 # Words that say nothing about which past turn is relevant: English function
 # words plus the filler of requests to a coding agent.
@@ -111,10 +112,14 @@ def find_matches(
     if decision.skipped:
         return decision
     decision.terms = distinctive_terms(conn, meaningful_terms(prompt))
-    candidates = search(
-        conn, decision.terms, projects, limit=CANDIDATES,
-        exclude_session=session_id or None, exclude_paths=already_injected,
-    )
+    # Newest entries first: ranking cost grows with the number of matching rows, and
+    # recent turns are the likelier help. The rest is searched only if that is not enough.
+    newest = max_rowid(conn)
+    split = newest - RECENT_WINDOW if newest > 2 * RECENT_WINDOW else None
+    candidates = _candidates(conn, decision.terms, projects, session_id, already_injected, (split, None))
+    if split is not None and _qualifying(candidates, decision.terms) < limit:
+        older = _candidates(conn, decision.terms, projects, session_id, already_injected, (None, split))
+        candidates = sorted(candidates + older, key=lambda h: -h.score)[:CANDIDATES]
     required = required_terms(len(decision.terms))
     best = 0.0
     for hit in candidates:
@@ -129,6 +134,16 @@ def find_matches(
         else:
             decision.hits.append(hit)
     return decision
+
+
+def _candidates(conn, terms, projects, session_id, already_injected, rowids) -> list[Hit]:
+    return search(conn, terms, projects, limit=CANDIDATES, exclude_session=session_id or None,
+                  exclude_paths=already_injected, rowids=rowids)
+
+
+def _qualifying(hits: list[Hit], terms: list[str]) -> int:
+    required = required_terms(len(terms))
+    return sum(1 for h in hits if len(h.matched) >= required)
 
 
 def required_terms(n_terms: int) -> int:

@@ -140,3 +140,20 @@ def test_a_huge_prompt_is_judged_by_its_start(world):
     decision = match(world, "shrink the container image " + "lorem ipsum dolor " * 60000)
     assert len(decision.terms) <= 16
     assert decision.hits
+
+
+def test_old_entries_are_still_found_when_recent_ones_do_not_match(tmp_path, monkeypatch):
+    from harnesslink_core import matches
+
+    monkeypatch.setattr(matches, "RECENT_WINDOW", 3)
+    locs = make_locs(tmp_path)
+    write_entry(locs, SHOP, title="Elasticsearch reindex through an alias", ts="2026-01-01T00:00:00.000Z",
+                result="Created the new index, reindexed, then swapped the alias atomically.", session_id="a")
+    index.refresh(locs)
+    for n in range(10):
+        write_entry(locs, SHOP, title=f"Unrelated chore {n}", ts=f"2026-08-1{n}T00:00:00.000Z",
+                    result="Bumped dependencies and regenerated the lock file.", session_id=f"b{n}")
+    index.refresh(locs)
+    conn = index.connect(locs)
+    decision = find_matches(conn, "swap the elasticsearch alias after a reindex", scope_for(locs, SHOP))
+    assert [h.title for h in decision.hits] == ["Elasticsearch reindex through an alias"]
