@@ -1,0 +1,186 @@
+"""Retrieval quality on a labelled set (benchmarks/queries.json).
+
+The quality corpus is a corpus.py history over the eight example projects (all four
+harnesses) into which every target turn of queries.json is planted, in a session of
+its own harness and project among ordinary turns. It is banked by the real pass and
+indexed by the real index. Each query is then asked from its target's project and
+scored for three rankings, all limited to the projects the prompt hook may see:
+
+- ours:        `matches.find_matches` (what the prompt hook injects: at most three, after its floors);
+- plain FTS5:  one FTS5 column holding the whole entry file, every query word OR-ed, bm25 order;
+- newest:      the project's entries, newest first.
+
+hit@1, hit@3 and MRR are computed on the first three results of each (MRR@3: the
+prompt hook injects three at most). never_done queries are about work that is in
+no history: the right answer is no injection at all.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+import statistics
+import time
+from pathlib import Path
+
+from benchmarks import corpus
+from harnesslink_core import autobank, index
+from harnesslink_core.brief import build_brief
+from harnesslink_core.matches import find_matches, render
+from harnesslink_core.paths import locations
+from harnesslink_core.scope import scope_for
+
+QUERIES = Path(__file__).with_name("queries.json")
+CUTOFF = 3
+
+
+def cwd_of(project: str) -> str:
+    return f"/home/dev/work/{project}"
+
+
+def build(home: Path, *, background_turns: int = 2400, seed: int = 11) -> dict:
+    """Write the quality corpus into `home`, bank it, index it. Returns the labelled set."""
+    data = json.loads(QUERIES.read_text())
+    rng = random.Random(seed)
+    now = time.time()
+    sizes = corpus.real_output_sizes()
+    templates = {name: corpus.load_template(name) for name, _ in corpus.HARNESS_MIX}
+    sessions = corpus.plan_sessions(background_turns, seed=seed, now=now, projects=len(corpus.DOMAINS),
+                                    output_sizes=sizes)
+    writers = {d: corpus.Writer(random.Random(seed + i), d, sizes) for i, d in enumerate(corpus.DOMAINS)}
+    kinds, weights = zip(*corpus.KIND_MIX)
+    for target in data["targets"]:
+        writer = writers[target["project"]]
+        turns = [writer.turn(rng.choices(kinds, weights)[0]) for _ in range(rng.randint(2, 8))]
+        planted = corpus.TurnSpec("bash", target["prompt"], target["answer"], command=target["command"],
+                                  output=writer.output())
+        turns.insert(rng.randint(0, len(turns)), planted)
+        start = now - 86400 * (1 + 24 * rng.random())
+        sessions.append(corpus.SessionSpec(target["harness"], cwd_of(target["project"]), start, turns,
+                                           f"{rng.getrandbits(32):08x}-0000-4000-8000-{rng.getrandbits(48):012x}"))
+    for spec in sessions:
+        corpus.write_session(home, spec, templates, fake_home="/home/dev")
+    locs = locations(env_for(home))
+    report = autobank.drain(locs)
+    index.rebuild(locs)
+    data["corpus"] = {"sessions": len(sessions), "turns": sum(len(s.turns) for s in sessions),
+                      "banked": report.banked, "errors": report.errors}
+    return data
+
+
+def env_for(home: Path) -> dict[str, str]:
+    return {"HOME": str(home), "HARNESSLINK_HOME": str(home / ".superpi" / "agent")}
+
+
+def _target_paths(conn: sqlite3.Connection, data: dict) -> dict[str, str]:
+    paths = {}
+    for target in data["targets"]:
+        row = conn.execute("SELECT d.path FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts.prompt = ?",
+                           (target["prompt"],)).fetchone()
+        if row is None:
+            raise RuntimeError(f"target {target['id']} was not banked")
+        paths[target["id"]] = row[0]
+    return paths
+
+
+def _plain_fts(conn: sqlite3.Connection, memories: Path) -> sqlite3.Connection:
+    """Baseline index: the whole entry file in one FTS5 column (same tokenizer as ours)."""
+    plain = sqlite3.connect(":memory:")
+    plain.execute("CREATE VIRTUAL TABLE plain USING fts5(body, path UNINDEXED, project UNINDEXED,"
+                  " tokenize = 'porter unicode61 remove_diacritics 2')")
+    rows = conn.execute("SELECT path, project FROM docs").fetchall()
+    plain.executemany("INSERT INTO plain(body, path, project) VALUES (?,?,?)",
+                      [((memories / path).read_text(), path, project) for path, project in rows])
+    return plain
+
+
+def _plain_search(plain: sqlite3.Connection, query: str, projects: list[str]) -> list[str]:
+    words = dict.fromkeys(w.lower() for w in re.findall(r"\w+", query))
+    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    if not match:
+        return []
+    marks = ",".join("?" * len(projects))
+    sql = f"SELECT path FROM plain WHERE plain MATCH ? AND project IN ({marks}) ORDER BY bm25(plain) LIMIT ?"
+    return [row[0] for row in plain.execute(sql, [match, *projects, CUTOFF])]
+
+
+def _newest(conn: sqlite3.Connection, projects: list[str]) -> list[str]:
+    return [hit.path for hit in index.newest(conn, projects, CUTOFF)]
+
+
+def _score(ranked: list[list[str]], wanted: list[str]) -> dict:
+    ranks = [(r[:CUTOFF].index(w) + 1) if w in r[:CUTOFF] else None for r, w in zip(ranked, wanted)]
+    n = len(ranks)
+    return {
+        "hit@1": round(sum(1 for r in ranks if r == 1) / n, 3),
+        "hit@3": round(sum(1 for r in ranks if r is not None) / n, 3),
+        "mrr@3": round(sum(1 / r for r in ranks if r) / n, 3),
+    }
+
+
+def evaluate(home: Path, data: dict) -> dict:
+    locs = locations(env_for(home))
+    conn = index.connect(locs, create=False)
+    try:
+        targets = _target_paths(conn, data)
+        plain = _plain_fts(conn, locs.memories)
+        by_id = {t["id"]: t for t in data["targets"]}
+        ours, plain_ranked, newest_ranked, wanted, injected_chars, misses = [], [], [], [], [], []
+        for q in data["queries"]:
+            target = by_id[q["target"]]
+            projects = scope_for(locs, cwd_of(target["project"]))
+            decision = find_matches(conn, q["query"], projects, session_id="bench-query", already_injected=set())
+            got = [hit.path for hit in decision.hits]
+            ours.append(got)
+            plain_ranked.append(_plain_search(plain, q["query"], projects))
+            newest_ranked.append(_newest(conn, projects))
+            wanted.append(targets[q["target"]])
+            text = render(decision.hits, decision.terms, str(locs.memories))
+            if text:
+                injected_chars.append(len(text))
+            if targets[q["target"]] not in got:
+                misses.append({"query": q["query"], "target_prompt": target["prompt"], "terms": decision.terms,
+                               "got": [hit.title for hit in decision.hits],
+                               "skipped": decision.skipped,
+                               "rejected": [(h.title, why) for h, why in decision.rejected[:3]]})
+        quiet, plain_quiet, wrongly = 0, 0, []
+        for q in data["never_done"]:
+            projects = scope_for(locs, cwd_of(q["project"]))
+            decision = find_matches(conn, q["query"], projects, session_id="bench-query", already_injected=set())
+            if not decision.hits:
+                quiet += 1
+            else:
+                wrongly.append({"query": q["query"], "got": [h.title for h in decision.hits]})
+                injected_chars.append(len(render(decision.hits, decision.terms, str(locs.memories))))
+            if not _plain_search(plain, q["query"], projects):
+                plain_quiet += 1
+        starts = []
+        for project in corpus.DOMAINS:
+            for harness in ("claude-code", "codex", "pi", "omp"):
+                starts.append(len(build_brief(locs, cwd_of(project), harness).text))
+    finally:
+        conn.close()
+    n_never = len(data["never_done"])
+    return {
+        "corpus": data["corpus"],
+        "queries": len(data["queries"]),
+        "never_done": n_never,
+        "ours": _score(ours, wanted),
+        "ours_injected_share": round(sum(1 for g in ours if g) / len(ours), 3),
+        "plain_fts5": _score(plain_ranked, wanted),
+        "newest_first": _score(newest_ranked, wanted),
+        "never_done_no_injection": round(quiet / n_never, 3),
+        "plain_fts5_never_done_no_injection": round(plain_quiet / n_never, 3),
+        "never_done_injected": wrongly,
+        "prompt_chars": _spread(injected_chars),
+        "session_start_chars": _spread(starts),
+        "misses": misses,
+    }
+
+
+def _spread(values: list[int]) -> dict:
+    if not values:
+        return {"n": 0, "median": 0, "max": 0}
+    return {"n": len(values), "median": int(statistics.median(values)), "max": max(values)}
