@@ -137,6 +137,7 @@ class Context:
         self.prompt = opts.prompt if opts.prompt is not None else (_text(payload.get("prompt")) or "")
         self.source = opts.source or _text(payload.get("source")) or _text(payload.get("reason")) or ""
         self.last_message = _text(payload.get("last_assistant_message"))
+        self.turn_id = _text(payload.get("turn_id"))  # Codex names the turn that ended
         self.notes: list[str] = []  # the dry run's explanation
 
     def log_error(self, message: str, exc: BaseException | None = None) -> None:
@@ -234,7 +235,8 @@ def stop(ctx: Context) -> None:
         return
     from . import autobank, clock
 
-    signal = autobank.StopSignal(ctx.harness, ctx.session, ctx.transcript, clock.now(), ctx.last_message)
+    signal = autobank.StopSignal(ctx.harness, ctx.session, ctx.transcript, clock.now(), ctx.last_message,
+                                 ctx.turn_id)
     paths = [_path(ctx.transcript)] if ctx.transcript else None
     report = autobank.run_pass(ctx.locs, paths=paths, stop=signal, harnesses=[ctx.harness])
     if report.locked or paths is not None or report.backlog:

@@ -28,11 +28,5 @@ def sandbox() -> Iterator[Sandbox]:
             remove_sandbox(box)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core gap, found here: Codex runs the Stop hook before it writes task_complete to the rollout, so the "
-    "stop hook's pass leaves the turn pending (a later pass banks it); the stop hook must settle the turn from its "
-    "own input (turn_id, last_assistant_message)",
-)
 def test_install_banks_and_recalls_through_codex(sandbox: Sandbox) -> None:
     prove_install("codex", sandbox)

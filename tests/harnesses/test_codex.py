@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from harnesslink_core.harnesses import codex
 from harnesslink_core.model import Reading, Turn
 from harnesslink_core.paths import locations
+from tests.conftest import FIXTURES as SHARED_FIXTURES
 
-FIXTURES = Path("/work/shared/fixtures/transcripts/codex")
+FIXTURES = SHARED_FIXTURES / "codex"
 GENERATED = Path(__file__).resolve().parents[1] / "fixtures" / "generated" / "codex"
 EVERYTHING = 1 << 40
 

@@ -19,12 +19,10 @@ from harnesslink_core.clock import iso
 from harnesslink_core.harnesses import omp, pi
 from harnesslink_core.harnesses.base import INJECTED_TAG
 from harnesslink_core.paths import locations
+from tests.conftest import FIXTURES as SHARED_FIXTURES
 
 _HERE = Path(__file__).resolve().parent
-FIXTURES = next(
-    (p for p in (_HERE.parent / "fixtures" / "transcripts" / "pi-omp", Path("/work/shared/fixtures/transcripts/pi-omp")) if p.is_dir()),
-    _HERE.parent / "fixtures" / "transcripts" / "pi-omp",
-)
+FIXTURES = SHARED_FIXTURES / "pi-omp"
 CASS = FIXTURES / "Dicklesworthstone__coding_agent_session_search__2024-01-15T10-30-00-000Z_abc12345-1234-5678-9abc-def012345678.jsonl"
 PI_LARGE = FIXTURES / "badlogic__pi-mono__large-session.head.jsonl"
 PI_COMPACTION = FIXTURES / "badlogic__pi-mono__before-compaction.excerpt.jsonl"
