@@ -12,8 +12,6 @@ and search index refreshed.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +19,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from . import bank, clock, config, log, projectfiles, state
+from . import background, bank, clock, config, log, projectfiles, state
 from .harnesses import registry
 from .harnesses.base import Harness, file_digest
 from .ledger import FileRecord, Ledger, open_ledger, owner_id
@@ -32,11 +30,9 @@ DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
 FIRST_WINDOW = 30 * 86400
 QUIET = 300.0  # a transcript quiet this long settles its answered last turn
 GIVE_UP = 7 * 86400.0  # a turn still waiting after this long is dropped
-PASS_INTERVAL = 30.0  # hooks start a background pass at most this often
 SKIP_RESULT_CHARS = 200
 HEAD_BYTES = 4096
 ANCHOR_BYTES = 256
-STAMP = ".last-pass"
 STOP_RETRIES = 20
 STOP_WAIT = 10.0
 DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
@@ -155,27 +151,14 @@ def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 
     return total
 
 
-def pass_due(locs: Locations) -> bool:
-    """Whether hooks should start a background pass now (one stat: cheap enough for every prompt)."""
-    try:
-        return time.time() - os.stat(locs.agent_dir / STAMP).st_mtime >= PASS_INTERVAL
-    except OSError:
-        return True
-
-
 def spawn_background_pass(locs: Locations) -> None:
-    """A detached `harnesslink autobank --drain`, so no hook waits for a backlog."""
-    stamp = locs.agent_dir / STAMP
     try:
-        locs.agent_dir.mkdir(parents=True, exist_ok=True)
-        stamp.touch()  # before spawning: the next prompt must not start another one
-        subprocess.Popen(
-            [sys.executable, "-m", "harnesslink_core.main", "autobank", "--drain"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, close_fds=True, env=dict(locs.env),
-        )
+        background.spawn_background_pass(locs)
     except Exception as exc:  # noqa: BLE001
         log.error(locs, "could not start a background pass", exc)
+
+
+pass_due = background.pass_due
 
 
 def _enabled(locs: Locations, requested: list[str] | None) -> list[str]:
@@ -216,10 +199,7 @@ class _Pass:
                 self._error(f"{name}: pass failed: {exc!r}", name, None, exc)
         self._finish_projects()
         if paths is None:
-            try:
-                (self.locs.agent_dir / STAMP).touch()
-            except OSError:
-                pass
+            background.mark_pass(self.locs)
         return self.report
 
     def _note_disabled(self, enabled: list[str], requested: list[str] | None) -> None:

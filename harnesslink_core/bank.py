@@ -14,6 +14,7 @@ import orjson
 from . import clock
 from .model import Turn
 from .redact import redact
+from .scope import project_slug  # noqa: F401 - the banker's name for it
 
 PROMPT_CAP = 2_000
 RESULT_CAP = 4_000
@@ -22,24 +23,7 @@ ACTIONS_MAX = 40
 FILE_CAP = 1_000_000  # the uploader's MEMORY_UPLOAD_MAX_BYTES is 1 MB; stay under it
 TITLE_CAP = 80
 SLUG_CAP = 60
-PROJECT_SLUG_CAP = 200
 SECTIONS = ("## Prompt", "## Actions", "## Result")
-
-
-def project_slug(cwd: str) -> str:
-    """`/Users/me/Workspace/myapp` -> `--Users-me-Workspace-myapp--` (SPEC §2).
-
-    The result is always one plain folder name inside the memories root.
-    """
-    text = re.sub(r"^[/\\]", "", (cwd or "").strip())
-    text = re.sub(r"[/\\:]", "-", text)
-    text = re.sub(r"[\x00-\x1f\x7f]", "-", text)
-    if not text.strip("-. "):
-        text = "unknown-project"
-    if len(text.encode()) > PROJECT_SLUG_CAP:
-        digest = hashlib.sha1(cwd.encode("utf-8", "replace")).hexdigest()[:10]
-        text = text.encode()[: PROJECT_SLUG_CAP - 11].decode("utf-8", "ignore") + "-" + digest
-    return f"--{text}--"
 
 
 def cap(text: str, limit: int) -> str:

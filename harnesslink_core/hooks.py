@@ -29,6 +29,8 @@ import os
 import sys
 import time
 
+from . import background
+
 EVENTS = {
     "session-start": "SessionStart",
     "user-prompt-submit": "UserPromptSubmit",
@@ -38,8 +40,6 @@ EVENTS = {
 HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024
-PASS_STAMP = ".last-pass"  # autobank.STAMP: read here so the prompt hook need not import the pass
-PASS_INTERVAL = 30.0  # autobank.PASS_INTERVAL
 
 
 class Options:
@@ -260,32 +260,23 @@ def _path(text: str):
     return Path(os.path.expanduser(text))
 
 
-def _pass_due(ctx: Context) -> bool:
-    try:
-        return time.time() - os.stat(ctx.locs.agent_dir / PASS_STAMP).st_mtime >= PASS_INTERVAL
-    except OSError:
-        return True
-
-
 def _start_pass_if_due(ctx: Context) -> None:
     try:
-        if _pass_due(ctx):
-            from . import autobank
-
-            autobank.spawn_background_pass(ctx.locs)
+        if background.pass_due(ctx.locs):
+            background.spawn_background_pass(ctx.locs)
     except Exception as exc:  # noqa: BLE001
         ctx.log_error("could not start a background pass", exc)
 
 
 def _run_pass(ctx: Context, *, inline_if_due: bool) -> None:
     try:
-        if not _pass_due(ctx):
+        if not background.pass_due(ctx.locs):
             return
         from . import autobank
 
         report = autobank.run_pass(ctx.locs)
         if report.backlog:
-            autobank.spawn_background_pass(ctx.locs)
+            background.spawn_background_pass(ctx.locs)
     except Exception as exc:  # noqa: BLE001
         ctx.log_error("session-start pass failed", exc)
 

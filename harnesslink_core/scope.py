@@ -19,9 +19,11 @@ SLUG_CAP = 200  # bank.PROJECT_SLUG_CAP
 
 
 def project_slug(cwd: str) -> str:
-    """SPEC §2 slug of a working directory: the same rule as `bank.project_slug`
-    (a test holds them equal), spelled here so the prompt hook need not import
-    the banker and its dependencies."""
+    """`/Users/me/Workspace/myapp` -> `--Users-me-Workspace-myapp--` (SPEC §2).
+
+    Always one plain folder name inside the memories root. It lives here, not in
+    `bank`, so the prompt hook need not import the banker and its dependencies.
+    """
     text = re.sub(r"^[/\\]", "", (cwd or "").strip())
     text = re.sub(r"[/\\:]", "-", text)
     text = re.sub(r"[\x00-\x1f\x7f]", "-", text)

@@ -259,11 +259,3 @@ def test_hook_scripts_are_thin_entry_points(world):
                          capture_output=True, env=env)
     assert out.returncode == 0
     assert LOGIN_ENTRY in context_of(json.loads(out.stdout))
-
-
-def test_the_prompt_hooks_pass_check_agrees_with_the_pass():
-    """The prompt hook reads the pass stamp itself (importing the pass costs more than the whole hook)."""
-    from harnesslink_core import autobank, hooks
-
-    assert hooks.PASS_STAMP == autobank.STAMP
-    assert hooks.PASS_INTERVAL == autobank.PASS_INTERVAL

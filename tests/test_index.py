@@ -185,14 +185,3 @@ def test_linked_txt_accepts_slugs_and_paths_and_nothing_outside(tmp_path):
     ]
 
 
-def test_our_slug_matches_the_bankers(tmp_path):
-    from hypothesis import given, settings, strategies as st
-
-    from harnesslink_core import bank, scope
-
-    @settings(max_examples=200, deadline=None)
-    @given(st.text(min_size=0, max_size=300))
-    def same(cwd):
-        assert scope.project_slug(cwd) == bank.project_slug(cwd)
-
-    same()
