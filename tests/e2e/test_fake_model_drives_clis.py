@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from . import clis
-from .fake_model import FakeModelServer
-from .harnesses import DRIVERS, Sandbox, new_sandbox, remove_sandbox
+from .harnesses import DRIVERS, Sandbox
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not clis.npm_available(), reason="npm is not installed, so the harness CLIs cannot be"),
 ]
-
-
-@pytest.fixture
-def sandbox() -> Iterator[Sandbox]:
-    with FakeModelServer() as server:
-        box = new_sandbox(server)
-        try:
-            yield box
-        finally:
-            remove_sandbox(box)
 
 
 @pytest.mark.parametrize("harness", sorted(DRIVERS))
