@@ -8,17 +8,8 @@ from ..paths import Locations
 from . import hooks_json
 from .base import detect_by
 from .files import FileChange, read_bytes
-from .hook_command import is_ours
 
 NAME = "claude-code"
-
-# (event, matcher, hook, timeout in seconds); UserPromptSubmit and Stop take no matcher
-EVENTS = (
-    ("SessionStart", "startup|resume|clear|compact", "session-start", 30),
-    ("UserPromptSubmit", None, "user-prompt-submit", 30),
-    ("Stop", None, "stop", 60),
-    ("PreCompact", "manual|auto", "pre-compact", 60),
-)
 
 
 def home(locs: Locations) -> Path:
@@ -33,22 +24,10 @@ def detect(locs: Locations) -> str | None:
     return detect_by(locs, env_vars=["CLAUDE_CONFIG_DIR"], folders=[home(locs)], commands=["claude"])
 
 
-def our_groups(hook_exe: Path) -> dict[str, hooks_json.Group]:
-    return hooks_json.groups(EVENTS, hook_exe, NAME)
-
-
-def _ours(text: object) -> bool:
-    return is_ours(text, NAME)
-
-
-def plan_install(locs: Locations, hook_exe: Path) -> list[FileChange]:
-    change = hooks_json.plan_install(target(locs), our_groups(hook_exe), _ours)
-    return [change] if change else []
-
-
-def plan_uninstall(locs: Locations) -> list[FileChange]:
-    change = hooks_json.plan_uninstall(target(locs), _ours)
-    return [change] if change else []
+_settings = hooks_json.SettingsHooks(NAME, target)
+our_groups = _settings.our_groups
+plan_install = _settings.plan_install
+plan_uninstall = _settings.plan_uninstall
 
 
 def notes(locs: Locations, changed: bool) -> list[str]:

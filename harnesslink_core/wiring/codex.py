@@ -14,18 +14,9 @@ from pathlib import Path
 from ..paths import Locations
 from . import hooks_json
 from .base import detect_by
-from .files import FileChange
-from .hook_command import is_ours
 
 NAME = "codex"
 
-# (event, matcher, hook, timeout in seconds); Codex ignores matchers on UserPromptSubmit and Stop
-EVENTS = (
-    ("SessionStart", "startup|resume|clear|compact", "session-start", 30),
-    ("UserPromptSubmit", None, "user-prompt-submit", 30),
-    ("Stop", None, "stop", 60),
-    ("PreCompact", "manual|auto", "pre-compact", 60),
-)
 
 FEATURE_KEYS = ("hooks", "codex_hooks")  # `codex_hooks` is the deprecated alias
 
@@ -42,22 +33,10 @@ def detect(locs: Locations) -> str | None:
     return detect_by(locs, env_vars=["CODEX_HOME"], folders=[home(locs)], commands=["codex"])
 
 
-def our_groups(hook_exe: Path) -> dict[str, hooks_json.Group]:
-    return hooks_json.groups(EVENTS, hook_exe, NAME)
-
-
-def _ours(text: object) -> bool:
-    return is_ours(text, NAME)
-
-
-def plan_install(locs: Locations, hook_exe: Path) -> list[FileChange]:
-    change = hooks_json.plan_install(target(locs), our_groups(hook_exe), _ours)
-    return [change] if change else []
-
-
-def plan_uninstall(locs: Locations) -> list[FileChange]:
-    change = hooks_json.plan_uninstall(target(locs), _ours)
-    return [change] if change else []
+_settings = hooks_json.SettingsHooks(NAME, target)
+our_groups = _settings.our_groups
+plan_install = _settings.plan_install
+plan_uninstall = _settings.plan_uninstall
 
 
 def hooks_switched_off(locs: Locations) -> str | None:

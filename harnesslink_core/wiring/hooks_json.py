@@ -175,3 +175,37 @@ def _without_empty_hooks(settings: dict[str, Any]) -> dict[str, Any]:
     if hooks:
         pruned["hooks"] = hooks
     return pruned
+
+
+# (event, matcher, hook, timeout in seconds): the same four for Claude Code and Codex.
+# Neither takes a matcher on UserPromptSubmit or Stop.
+EVENTS = (
+    ("SessionStart", "startup|resume|clear|compact", "session-start", 30),
+    ("UserPromptSubmit", None, "user-prompt-submit", 30),
+    ("Stop", None, "stop", 60),
+    ("PreCompact", "manual|auto", "pre-compact", 60),
+)
+
+
+class SettingsHooks:
+    """Our four hooks in one harness's JSON settings file: what install and uninstall plan there."""
+
+    def __init__(self, harness: str, target: Callable[[Any], Path]):
+        self.harness = harness
+        self.target = target
+
+    def is_ours(self, text: object) -> bool:
+        from .hook_command import is_ours
+
+        return is_ours(text, self.harness)
+
+    def our_groups(self, hook_exe: Path) -> dict[str, Group]:
+        return groups(EVENTS, hook_exe, self.harness)
+
+    def plan_install(self, locs: Any, hook_exe: Path) -> list[FileChange]:
+        change = plan_install(self.target(locs), self.our_groups(hook_exe), self.is_ours)
+        return [change] if change else []
+
+    def plan_uninstall(self, locs: Any) -> list[FileChange]:
+        change = plan_uninstall(self.target(locs), self.is_ours)
+        return [change] if change else []
