@@ -26,10 +26,21 @@ def main(argv: list[str] | None = None) -> int:
     current = cloud.get("autobank", cloud.get("harnesses")) or []
     current = [current] if isinstance(current, str) else current if isinstance(current, list) else []
     on = {str(n) for n in current} | set(names)
+    if _antigravity_found(locs):
+        on.add("antigravity")  # read-only: nothing to wire, but its turns are banked too
     wanted = [n for n in ALL_HARNESSES if n in on]
     set_autobank(locs, wanted)
     print(", ".join(wanted))
     return 0
+
+
+def _antigravity_found(locs) -> bool:
+    from ..harnesses import antigravity
+
+    try:
+        return antigravity.detect(locs)
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":
