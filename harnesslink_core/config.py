@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .paths import Locations
+from .projectfiles import atomic_write
 
 ALL_HARNESSES = ("claude-code", "codex", "pi", "omp", "antigravity")
 
@@ -86,7 +84,7 @@ def set_autobank(locs: Locations, names: list[str]) -> None:
     if not ok:
         new_text = yaml.safe_dump(wanted, sort_keys=False, default_flow_style=False)
     if new_text != text:
-        _atomic_write(locs.config_file, new_text)
+        atomic_write(locs.config_file, new_text)
 
 
 def _flow(names: list[str]) -> str:
@@ -119,17 +117,3 @@ def _edit_in_place(text: str, names: list[str]) -> str | None:
             return "".join(lines[: cloud_at + 1] + block + lines[end:])
     block.insert(0, f"{indent}autobank: {_flow(names)}\n")
     return "".join(lines[: cloud_at + 1] + block + lines[end:])
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
