@@ -130,6 +130,7 @@ def _create(path: Path, text: str) -> bool:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)
         os.link(tmp, path)
         return True
     except FileExistsError:
