@@ -178,9 +178,9 @@ def _without_empty_hooks(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 # (event, matcher, hook, timeout in seconds): the same four for Claude Code and Codex.
-# Neither takes a matcher on UserPromptSubmit or Stop.
+# Neither takes a matcher on UserPromptSubmit or Stop; `fork` is how newer versions start a forked session.
 EVENTS = (
-    ("SessionStart", "startup|resume|clear|compact", "session-start", 30),
+    ("SessionStart", "startup|resume|clear|compact|fork", "session-start", 30),
     ("UserPromptSubmit", None, "user-prompt-submit", 30),
     ("Stop", None, "stop", 60),
     ("PreCompact", "manual|auto", "pre-compact", 60),

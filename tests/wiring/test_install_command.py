@@ -66,7 +66,7 @@ def test_dry_run_changes_nothing_and_shows_each_diff(world: World) -> None:
     code, out = world.install("--dry-run")
     assert code == 0
     assert world.snapshot() == before
-    assert '+        "matcher": "startup|resume|clear|compact",' in out
+    assert '+        "matcher": "startup|resume|clear|compact|fork",' in out
     assert ' "model": "opus"' in out
     assert "+++ " + str(codex.target(world.locs)) in out
     assert out.count("+// harnesslink-extension v1:") == 2

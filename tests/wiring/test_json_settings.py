@@ -60,7 +60,7 @@ def test_install_into_a_missing_file_creates_it_with_our_four_events(module, wor
     for event in EVENTS:
         [handler] = our_handlers(data, module.NAME, event)
         assert handler["type"] == "command" and handler["timeout"] > 0
-    assert data["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert data["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact|fork"
     assert data["hooks"]["PreCompact"][0]["matcher"] == "manual|auto"
     assert "matcher" not in data["hooks"]["UserPromptSubmit"][0]
     assert not backup_path(path).exists()  # nothing of the user's to keep
