@@ -79,6 +79,8 @@ elif task == "index":
     from harnesslink_core import index
     t = time.perf_counter(); n = index.rebuild(locs)
     out = {{"seconds": time.perf_counter() - t, "entries": n}}
+# VmHWM: this process's own peak RSS (getrusage's ru_maxrss would include the parent's RSS at fork)
+out["vmhwm_kb"] = int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM")))
 print(json.dumps(out))
 """
 
@@ -100,7 +102,8 @@ def run_child_rss(task: str, home: Path, **kw) -> dict:
         raise RuntimeError(f"{task} failed: {err_file.read().decode()[-3000:]}")
     result = json.loads(out_file.read().decode().strip().splitlines()[-1])
     result["process_seconds"] = round(wall, 3)
-    result["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+    result["peak_rss_mb"] = round(result["vmhwm_kb"] / 1024, 1)
+    result["ru_maxrss_mb"] = round(usage.ru_maxrss / 1024, 1)
     return result
 
 
@@ -261,7 +264,8 @@ def machine() -> dict:
     git = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return {"host": platform.node(), "os": platform.platform(), "cpu": cpu, "cores": os.cpu_count(),
             "python": platform.python_version(), "sqlite": sq.sqlite_version, "commit": git.stdout.strip(),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load_at_start": [round(x, 2) for x in os.getloadavg()]}
 
 
 def main() -> int:
@@ -333,6 +337,7 @@ def main() -> int:
         else:
             print(f"kept {root}")
     results["total_s"] = round(time.perf_counter() - started, 1)
+    results["machine"]["load_at_end"] = [round(x, 2) for x in os.getloadavg()]
     text = report(results)
     print(text)
     if not args.no_report:
@@ -354,6 +359,9 @@ def report(r: dict) -> str:
     lines = [f"# HarnessLink benchmark report{' (quick)' if r['quick'] else ''}", "",
              f"{m['date']} · commit {m['commit']} · {m['cpu']} ({m['cores']} cores) · {m['os']} · "
              f"Python {m['python']} · SQLite {m['sqlite']} · total {r['total_s']} s", "",
+             f"Load average (1/5/15 min) at start {m['load_at_start']}, at end {m.get('load_at_end')}: other "
+             "processes sharing the machine widen the spread; hook ratios are interleaved with the bare interpreter "
+             "for that reason.", "",
              "Everything ran in temporary HOME/HARNESSLINK_HOME folders. Corpora: benchmarks/corpus.py "
              "(the real CLIs' transcripts, rewritten and scaled; all four harnesses; many projects).", ""]
     lines += ["## Banking", "",
