@@ -224,7 +224,8 @@ class _Pass:
         records = self.ledger.files(name)
         if paths is None:
             found = list(harness.iter_transcripts(self.locs))
-            gone = [p for p in records if p not in {str(f) for f in found}]
+            present = {str(f) for f in found}
+            gone = [p for p in records if p not in present]
             if gone:
                 self.ledger.forget_files(gone)
         else:
