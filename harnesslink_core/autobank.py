@@ -285,6 +285,7 @@ class _Pass:
         resume = reading.end
         open_turns = 0
         next_check: float | None = None
+        settled: list[tuple[Turn, str]] = []
         if reading.excluded is None:
             for i, turn in enumerate(reading.turns):
                 last = i == len(reading.turns) - 1 and reading.at_eof
@@ -309,12 +310,13 @@ class _Pass:
                     due = last_change + (QUIET if answered else GIVE_UP)
                     next_check = due if next_check is None else min(next_check, due)
                     continue
-                if not self._settled(turn, verdict, window, session.cwd if session else ""):
-                    # not written (full disk, a reservation held by a pass that died): read it again later
-                    resume = min(resume, turn.offset)
-                    open_turns += 1
-                    retry = self.now + 60
-                    next_check = retry if next_check is None else min(next_check, retry)
+                settled.append((turn, verdict))
+            for turn in self._settle(settled, window, session.cwd if session else ""):
+                # not written (full disk, a reservation held by a pass that died): read it again later
+                resume = min(resume, turn.offset)
+                open_turns += 1
+                retry = self.now + 60
+                next_check = retry if next_check is None else min(next_check, retry)
         self.report.open_turns += open_turns
         if session is not None and reading.states:
             self._note_states(session.harness, session.session_id, session.cwd, reading.states)
@@ -356,44 +358,64 @@ class _Pass:
         return rec.resume, rec.carry
 
     # -- settled turns ---------------------------------------------------
-    def _settled(self, turn: Turn, verdict: str, window: float, fallback_cwd: str) -> bool:
-        """Bank, skip or drop a finished turn; False if it must be tried again by a later pass."""
-        if verdict == "drop":
-            self.ledger.record(turn.key, turn.harness, "dropped", turn.dedupe_id, turn.ended)
-            self.report.dropped += 1
-            return True
-        if turn.ended < window:
-            return True  # before the backfill window: not ours to bank (a wider backfill reads it again)
-        cwd = turn.cwd or fallback_cwd
-        turn.cwd = cwd
-        self._checkpoint(turn, cwd)
-        if not turn.actions and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
-            known = self.ledger.turn_status(turn.key)
-            if known is None:
-                self.ledger.record(turn.key, turn.harness, "skipped", turn.dedupe_id, turn.ended)
-                self.report.skipped += 1
-            return True
-        if turn.revision is not None and self._rewrote(turn):
-            return True
-        status = self.ledger.reserve(turn.key, turn.harness, turn.dedupe_id, self.owner, self.now)
-        if status == "duplicate":
-            self.report.duplicates += 1
-        if status != "ok":
-            return status != "busy"
-        slug = bank.project_slug(cwd)
-        try:
-            path = bank.write(self.locs.memories / slug / "bank", bank.render(turn))
-        except OSError as exc:
-            # a full disk or a read-only tree: the reservation lapses and a later pass retries
-            self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None)
-            return False
-        self.ledger.finish(turn.key, "banked", entry=str(path), project=slug, ended=turn.ended)
-        if turn.revision is not None:
-            self.ledger.set_revision(turn.key, turn.revision)
-        self.report.banked += 1
-        self.report.entries.append(path)
-        self.report.touched.add(slug)
-        return True
+    def _settle(self, settled: list[tuple[Turn, str]], window: float, fallback_cwd: str) -> list[Turn]:
+        """Drop, skip or bank a transcript's finished turns; returns those a later pass must try again.
+
+        Three short steps keep the ledger free for the hooks in between: record and reserve in
+        one transaction, write the entries (each fsync'd, each folder once), then mark them
+        banked in one transaction — only once they are durable. A pass that dies between the
+        steps leaves reservations that a later pass takes over; `bank.write` finds an entry
+        that was already written.
+        """
+        to_write: list[Turn] = []
+        retry: list[Turn] = []
+        with self.ledger.write():
+            for turn, verdict in settled:
+                if verdict == "drop":
+                    self.ledger.record(turn.key, turn.harness, "dropped", turn.dedupe_id, turn.ended)
+                    self.report.dropped += 1
+                    continue
+                if turn.ended < window:
+                    continue  # before the backfill window: not ours to bank (a wider backfill reads it again)
+                turn.cwd = turn.cwd or fallback_cwd
+                self._checkpoint(turn, turn.cwd)
+                if not turn.actions and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
+                    if self.ledger.turn_status(turn.key) is None:
+                        self.ledger.record(turn.key, turn.harness, "skipped", turn.dedupe_id, turn.ended)
+                        self.report.skipped += 1
+                    continue
+                if turn.revision is not None and self._rewrote(turn):
+                    continue
+                status = self.ledger.reserve(turn.key, turn.harness, turn.dedupe_id, self.owner, self.now)
+                if status == "duplicate":
+                    self.report.duplicates += 1
+                elif status == "ok":
+                    to_write.append(turn)
+                elif status == "busy":
+                    retry.append(turn)
+        written: list[tuple[Turn, Path, str]] = []
+        for turn in to_write:
+            slug = bank.project_slug(turn.cwd)
+            try:
+                path = bank.write(self.locs.memories / slug / "bank", bank.render(turn), sync_folder=False)
+            except OSError as exc:
+                # a full disk or a read-only tree: the reservation lapses and a later pass retries
+                self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None)
+                retry.append(turn)
+                continue
+            written.append((turn, path, slug))
+        for folder in {path.parent for _, path, _ in written}:
+            bank.fsync_dir(folder)
+        with self.ledger.write():
+            for turn, path, slug in written:
+                self.ledger.finish(turn.key, "banked", entry=str(path), project=slug, ended=turn.ended)
+                if turn.revision is not None:
+                    self.ledger.set_revision(turn.key, turn.revision)
+        for _, path, slug in written:
+            self.report.banked += 1
+            self.report.entries.append(path)
+            self.report.touched.add(slug)
+        return retry
 
     def _rewrote(self, turn: Turn) -> bool:
         """An entry that follows its source (Antigravity): rewrite it when what it shows changed."""

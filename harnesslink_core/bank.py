@@ -154,12 +154,13 @@ def find_entry(bank_dir: Path, file_iso: str, turn_key: str) -> Path | None:
     return None
 
 
-def write(bank_dir: Path, entry: Entry) -> Path:
+def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True) -> Path:
     """Write the entry under a name no other entry has, atomically; return its path.
 
     The file appears whole or not at all: it is written to a temporary name
     (not ending in .md, so the uploader never sees it) and linked into place,
-    which fails rather than replaces when the name is taken.
+    which fails rather than replaces when the name is taken. A caller writing many entries
+    may sync their folder once itself (`sync_folder=False`, then `fsync_dir`).
     """
     existing = find_entry(bank_dir, entry.file_iso, entry.turn_key)
     if existing:
@@ -179,7 +180,8 @@ def write(bank_dir: Path, entry: Entry) -> Path:
         for stem in candidates:
             target = bank_dir / f"{stem}.md"
             if _place(tmp, target):
-                _fsync_dir(bank_dir)
+                if sync_folder:
+                    fsync_dir(bank_dir)
                 return target
         raise FileExistsError(f"no free name for {entry.name_stem} in {bank_dir}")
     finally:
@@ -210,7 +212,7 @@ def _place(tmp: Path, target: Path) -> bool:
         return True
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

@@ -451,12 +451,12 @@ def test_an_entry_with_a_revision_is_rewritten_in_place_only_when_it_changes(loc
 
     ledger = open_ledger(locs)
     p = _Pass(locs, ledger, 10**6, time.time())
-    assert p._settled(conversation(3), "bank", 0.0, "")
+    assert p._settle([(conversation(3), "bank")], 0.0, "") == []
     (path,) = entries(locs)
     assert "3 steps" in path.read_text()
     mtime = path.stat().st_mtime_ns
-    assert p._settled(conversation(3), "bank", 0.0, "")
+    assert p._settle([(conversation(3), "bank")], 0.0, "") == []
     assert path.stat().st_mtime_ns == mtime
-    assert p._settled(conversation(5), "bank", 0.0, "")
+    assert p._settle([(conversation(5), "bank")], 0.0, "") == []
     assert entries(locs) == [path] and "5 steps" in path.read_text()
     ledger.close()
