@@ -11,6 +11,7 @@ and search index refreshed.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -223,20 +224,21 @@ class _Pass:
             window = row[0]
         records = self.ledger.files(name)
         if paths is None:
-            found = list(harness.iter_transcripts(self.locs))
-            present = {str(f) for f in found}
+            # plain strings: building 10,000 Path objects would cost more than the rest of a no-op pass
+            found = [os.fspath(f) for f in harness.iter_transcripts(self.locs)]
+            present = set(found)
             gone = [p for p in records if p not in present]
             if gone:
                 self.ledger.forget_files(gone)
         else:
-            found = [p for p in paths if p.is_file()]
-        todo: list[tuple[float, Path, os.stat_result, FileRecord | None]] = []
+            found = [str(p) for p in paths if p.is_file()]
+        todo: list[tuple[float, str, os.stat_result, FileRecord | None]] = []
         for path in found:
             try:
-                st = path.stat()
+                st = os.stat(path)
             except OSError:
                 continue
-            rec = records.get(str(path))
+            rec = records.get(path)
             if self._needs_read(path, st, rec, window, name, stop):
                 todo.append((st.st_mtime, path, st, rec))
         todo.sort(key=lambda item: item[0])
@@ -246,18 +248,18 @@ class _Pass:
                 self.report.backlog += 1
                 continue
             try:
-                remaining -= self._read_file(name, harness, path, st, rec, window, remaining, stop)
+                remaining -= self._read_file(name, harness, Path(path), st, rec, window, remaining, stop)
             except Exception as exc:  # noqa: BLE001 - a transcript we cannot read is a log line
                 self._error(f"{path}: {exc!r}", name, str(path), exc)
         self.ledger.set_harness(name, last_pass=self.now, backlog=self.report.backlog)
 
-    def _needs_read(self, path: Path, st: os.stat_result, rec: FileRecord | None, window: float,
+    def _needs_read(self, path: str, st: os.stat_result, rec: FileRecord | None, window: float,
                     name: str, stop: StopSignal | None) -> bool:
         if rec is None or rec.read_end is None:
             if st.st_mtime < window:
                 if rec is None:  # remember it unopened, so the next pass skips it with one stat
-                    self.ledger.save_file(FileRecord(str(path), name, st.st_dev, st.st_ino, st.st_size,
-                                                     st.st_mtime, None, 0, None, None, {}, None, None, None,
+                    self.ledger.save_file(FileRecord(path, name, st.st_dev, st.st_ino, st.st_size,
+                                                     st.st_mtime, None, 0, None, None, "{}", None, None, None,
                                                      0, None, 0))
                 return False
             return True
@@ -327,7 +329,7 @@ class _Pass:
             anchor = f"{anchor_at}:{file_digest(f, anchor_at, reading.end - anchor_at)}"
         self.ledger.save_file(FileRecord(
             str(path), name, st.st_dev, st.st_ino, st.st_size if reading.at_eof else -1, st.st_mtime,
-            reading.end, resume, head, anchor, reading.carry,
+            reading.end, resume, head, anchor, json.dumps(reading.carry),
             session_id, session.cwd if session else (rec.cwd if rec else None), reading.excluded,
             open_turns, next_check, (rec.bad_lines if rec else 0) + reading.bad_lines,
         ))
@@ -355,7 +357,7 @@ class _Pass:
                         return 0, {}
         except (OSError, ValueError):
             return 0, {}
-        return rec.resume, rec.carry
+        return rec.resume, rec.carry()
 
     # -- settled turns ---------------------------------------------------
     def _settle(self, settled: list[tuple[Turn, str]], window: float, fallback_cwd: str) -> list[Turn]:

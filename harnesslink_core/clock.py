@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 
+MAX_SECONDS = 1e10  # year 2286: anything later is garbage, not a time
+
 
 def now() -> float:
     return time.time()
@@ -12,7 +14,10 @@ def now() -> float:
 
 def iso(ts: float) -> str:
     """`2026-08-28T10:30:00.000Z`: UTC with milliseconds, as the bank entries spell it."""
-    dt = datetime.fromtimestamp(ts, tz=timezone.utc)
+    try:
+        dt = datetime.fromtimestamp(ts, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):  # a garbage time from a transcript
+        dt = datetime.fromtimestamp(0, tz=timezone.utc)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
@@ -21,7 +26,8 @@ def parse_iso(value: object) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return value / 1000.0 if value > 1e11 else float(value)
+        seconds = value / 1000.0 if value > 1e11 else float(value)
+        return seconds if 0 <= seconds < MAX_SECONDS else None
     if not isinstance(value, str) or not value:
         return None
     text = value.strip()
@@ -33,7 +39,11 @@ def parse_iso(value: object) -> float | None:
         return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+    try:
+        seconds = dt.timestamp()
+    except (OverflowError, OSError, ValueError):
+        return None
+    return seconds if 0 <= seconds < MAX_SECONDS else None
 
 
 def file_safe(iso_ts: str) -> str:

@@ -127,6 +127,8 @@ def migrate(db: sqlite3.Connection) -> None:
 
 @dataclass
 class FileRecord:
+    """A transcript's read position and what the next read needs (see the module docstring)."""
+
     path: str
     harness: str
     dev: int | None
@@ -137,13 +139,20 @@ class FileRecord:
     resume: int
     head_hash: str | None
     anchor_hash: str | None
-    carry: dict[str, Any]
+    carry_json: str  # decoded only for a file that is read again (a no-op pass skips 10,000 of them)
     session_id: str | None
     cwd: str | None
     excluded: str | None
     open_turns: int
     next_check: float | None
     bad_lines: int
+
+    def carry(self) -> dict[str, Any]:
+        try:
+            value = json.loads(self.carry_json or "{}")
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
 
 
 class Ledger:
@@ -165,15 +174,7 @@ class Ledger:
             " carry, session_id, cwd, excluded, open_turns, next_check, bad_lines FROM files WHERE harness=?",
             (harness,),
         )
-        out = {}
-        for row in rows:
-            values = list(row)
-            try:
-                values[10] = json.loads(values[10] or "{}")
-            except ValueError:
-                values[10] = {}
-            out[row[0]] = FileRecord(*values)
-        return out
+        return {row[0]: FileRecord(*row) for row in rows}
 
     def save_file(self, rec: FileRecord) -> None:
         self.db.execute(
@@ -181,7 +182,7 @@ class Ledger:
             " anchor_hash, carry, session_id, cwd, excluded, open_turns, next_check, bad_lines, updated)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rec.path, rec.harness, rec.dev, rec.ino, rec.size, rec.mtime, rec.read_end, rec.resume,
-             rec.head_hash, rec.anchor_hash, json.dumps(rec.carry), rec.session_id, rec.cwd, rec.excluded,
+             rec.head_hash, rec.anchor_hash, rec.carry_json, rec.session_id, rec.cwd, rec.excluded,
              rec.open_turns, rec.next_check, rec.bad_lines, time.time()),
         )
 

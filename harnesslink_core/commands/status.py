@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from typing import Any
 
@@ -36,9 +37,9 @@ def collect(locs: Locations) -> dict[str, Any]:
             seen = 0
             for path in harness.iter_transcripts(locs):
                 seen += 1
-                rec = records.get(str(path))
+                rec = records.get(os.fspath(path))
                 try:
-                    st = path.stat()
+                    st = os.stat(path)
                 except OSError:
                     continue
                 window = row[0] if row else time.time() - 30 * 86400

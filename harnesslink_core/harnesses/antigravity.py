@@ -30,7 +30,6 @@ import hashlib
 import os
 import shutil
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -186,7 +185,7 @@ def _workspace(value: object) -> str:
 
 
 def _loose_key(workspace: str, ts: float) -> str:
-    day = datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
+    day = iso(ts)[:10]
     digest = hashlib.blake2b(workspace.encode("utf-8", "replace"), digest_size=4).hexdigest()
     return f"loose-{day}-{digest}"
 

@@ -11,6 +11,7 @@ the reader sees those lines again.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,8 +34,9 @@ class Harness(Protocol):
         """Whether this harness seems to be used on this machine."""
         ...
 
-    def iter_transcripts(self, locs: Locations) -> Iterator[Path]:
-        """Every transcript that may hold bankable turns (subagent files excluded)."""
+    def iter_transcripts(self, locs: Locations) -> Iterator[os.PathLike[str]]:
+        """Every transcript that may hold bankable turns (subagent files excluded): Paths, or the
+        os.DirEntry of a folder scan (cheaper where a harness keeps thousands of files)."""
         ...
 
     def read(self, path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:

@@ -49,7 +49,7 @@ def detect(locs: Locations) -> bool:
     return home(locs).is_dir() or shutil.which("claude", path=locs.env.get("PATH")) is not None
 
 
-def iter_transcripts(locs: Locations) -> Iterator[Path]:
+def iter_transcripts(locs: Locations) -> Iterator[os.DirEntry[str]]:
     root = home(locs) / "projects"
     try:
         projects = list(os.scandir(root))
@@ -65,7 +65,7 @@ def iter_transcripts(locs: Locations) -> Iterator[Path]:
         for entry in entries:
             name = entry.name
             if name.endswith(".jsonl") and not name.startswith("agent-") and entry.is_file():
-                yield Path(entry.path)
+                yield entry
 
 
 class _TurnBuilder:

@@ -102,6 +102,12 @@ def count_unreadable(locs: Locations) -> int:
     return sum(1 for _ in _rollout_files(locs, "rollout-*.jsonl.zst"))
 
 
+def unreadable(locs: Locations) -> str | None:
+    """What `harnesslink status` should say we could not read."""
+    n = count_unreadable(locs)
+    return f"{n} compressed rollouts (.jsonl.zst) are not read" if n else None
+
+
 def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
     facts = dict(carry)
     try:
