@@ -49,8 +49,10 @@ def switches(locs: Locations) -> Switches:
         data = load(locs)
     except ConfigError as exc:
         return Switches(True, list(ALL_HARNESSES), problem=str(exc))
-    memory = data.get("memory") if isinstance(data.get("memory"), dict) else {}
-    cloud = data.get("cloud") if isinstance(data.get("cloud"), dict) else {}
+    memory = data.get("memory")
+    memory = memory if isinstance(memory, dict) else {}
+    cloud = data.get("cloud")
+    cloud = cloud if isinstance(cloud, dict) else {}
     auto_bank = memory.get("autoBank", True) is not False
     if "autobank" in cloud:
         names = cloud.get("autobank") or []

@@ -22,13 +22,7 @@ VERBS = {
 
 
 def _modules() -> dict[str, object]:
-    loaded = {}
-    for module_name in dict.fromkeys(VERBS.values()):
-        try:
-            loaded[module_name] = importlib.import_module(f"harnesslink_core.commands.{module_name}")
-        except ImportError:
-            continue
-    return loaded
+    return {name: importlib.import_module(f"harnesslink_core.commands.{name}") for name in dict.fromkeys(VERBS.values())}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -84,9 +84,9 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
             else:
                 apply(change)
                 say(f"  {name}: {describe(change)}")
-    for name, e in refused:
-        say(f"  {name}: refused, {e}")
-        say(f"    {e.hint}")
+    for name, problem in refused:
+        say(f"  {name}: refused, {problem}")
+        say(f"    {problem.hint}")
 
     verb = "would remove" if args.dry_run else "removed"
     if keep_env:
