@@ -219,13 +219,16 @@ def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
                     current.pending.clear()
                 if current is not None:
                     _take_tool_results(obj, current, tool_names, tasks, states, ts)
-            elif kind == "assistant" and current is not None:
+            elif kind == "assistant" and current is not None and not current.turn.closed:
+                # after a turn closed, only a new prompt starts the next one (a background agent's
+                # notification makes the model answer without one: that answer is not this turn's)
                 _take_assistant(obj, current, tool_names, states, ts)
             elif kind == "system":
                 subtype = obj.get("subtype")
                 if subtype == "compact_boundary":
                     states.append(StateUpdate(at=ts or 0.0, kind="compaction", note="Conversation compacted"))
-                elif subtype in END_OF_TURN_SUBTYPES and current is not None and not current.pending:
+                elif (subtype in END_OF_TURN_SUBTYPES and current is not None and not current.pending
+                      and not obj.get("preventedContinuation")):  # a Stop hook that blocks keeps the turn going
                     if not current.ended_marked and ts:
                         current.turn.ended = max(current.turn.ended, ts)
                     current.turn.closed = current.ended_marked = True

@@ -217,3 +217,31 @@ def test_garbage_never_raises(tmp_path_factory, lines: list[bytes]) -> None:
     path.write_bytes(b"\n".join(lines) + b"\n")
     reading = claude_code.read(path, 0, {}, BIG)
     assert reading.end <= path.stat().st_size
+
+
+def test_answers_after_a_closed_turn_do_not_join_it(tmp_path: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    path.write_text(
+        _prompt("u1", "start the build agent", "2026-01-01T00:00:00Z")
+        + _answer("a1", "m1", "Started it in the background.", "2026-01-01T00:00:01Z")
+        + _line(type="system", uuid="x1", subtype="stop_hook_summary", timestamp="2026-01-01T00:00:02Z")
+        + _line(type="user", uuid="n1", timestamp="2026-01-01T00:01:00Z", promptSource="system",
+                origin={"kind": "task-notification"},
+                message={"role": "user", "content": "<task-notification>done</task-notification>"})
+        + _answer("a2", "m2", "The agent finished: all green.", "2026-01-01T00:01:01Z")
+    )
+    (turn,) = turns_of(path)
+    assert turn.result == "Started it in the background."
+
+
+def test_a_stop_hook_that_blocks_keeps_the_turn_open(tmp_path: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    path.write_text(
+        _prompt("u1", "fix the tests", "2026-01-01T00:00:00Z")
+        + _answer("a1", "m1", "Done, I think.", "2026-01-01T00:00:01Z")
+        + _line(type="system", uuid="x1", subtype="stop_hook_summary", preventedContinuation=True,
+                timestamp="2026-01-01T00:00:02Z")
+        + _answer("a2", "m2", "Ran them again: all 40 pass.", "2026-01-01T00:00:05Z")
+    )
+    (turn,) = turns_of(path)
+    assert not turn.closed and turn.result.endswith("Ran them again: all 40 pass.")
