@@ -40,6 +40,7 @@ EVENTS = {
 HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024
+SESSION_START_BUDGET = 1024 * 1024  # bytes of new transcript per harness read before the brief
 
 
 class Options:
@@ -274,7 +275,9 @@ def _run_pass(ctx: Context, *, inline_if_due: bool) -> None:
             return
         from . import autobank
 
-        report = autobank.run_pass(ctx.locs)
+        # a small budget: a session should not start late because of a backlog; the rest drains
+        # in a background pass
+        report = autobank.run_pass(ctx.locs, budget=SESSION_START_BUDGET)
         if report.backlog:
             background.spawn_background_pass(ctx.locs)
     except Exception as exc:  # noqa: BLE001
