@@ -1,4 +1,4 @@
-"""Retrieval quality on a labelled set (benchmarks/queries.json).
+"""Retrieval quality on two labelled sets (benchmarks/queries.json, benchmarks/queries_heldout.json).
 
 The quality corpus is a corpus.py history over the eight example projects (all four
 harnesses) into which every target turn of queries.json is planted, in a session of
@@ -13,6 +13,12 @@ scored for three rankings, all limited to the projects the prompt hook may see:
 hit@1, hit@3 and MRR are computed on the first three results of each (MRR@3: the
 prompt hook injects three at most). never_done queries are about work that is in
 no history: the right answer is no injection at all.
+
+queries_heldout.json asks for the same targets in new words (and adds new never-done
+queries). It was written before the ranking was tuned on queries.json and is there to
+show whether a change generalises: report both, tune on neither.
+
+    python -m benchmarks.quality [--home DIR] [--misses]   # only this part; DIR is kept and reused (index rebuilt)
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from harnesslink_core.paths import locations
 from harnesslink_core.scope import scope_for
 
 QUERIES = Path(__file__).with_name("queries.json")
+QUERY_SETS = (QUERIES, Path(__file__).with_name("queries_heldout.json"))
 CUTOFF = 3
 
 
@@ -120,52 +127,60 @@ def _score(ranked: list[list[str]], wanted: list[str]) -> dict:
     }
 
 
-def evaluate(home: Path, data: dict) -> dict:
+def evaluate(home: Path, data: dict, sets: tuple[Path, ...] = QUERY_SETS) -> dict:
+    """Scores for each query set (by file name), over the corpus `build` wrote."""
     locs = locations(env_for(home))
     conn = index.connect(locs, create=False)
     try:
         targets = _target_paths(conn, data)
         plain = _plain_fts(conn, locs.memories)
         by_id = {t["id"]: t for t in data["targets"]}
-        ours, plain_ranked, newest_ranked, wanted, injected_chars, misses = [], [], [], [], [], []
-        for q in data["queries"]:
-            target = by_id[q["target"]]
-            projects = scope_for(locs, cwd_of(target["project"]))
-            decision = find_matches(conn, q["query"], projects, session_id="bench-query", already_injected=set())
-            got = [hit.path for hit in decision.hits]
-            ours.append(got)
-            plain_ranked.append(_plain_search(plain, q["query"], projects))
-            newest_ranked.append(_newest(conn, projects))
-            wanted.append(targets[q["target"]])
-            text = render(decision.hits, decision.terms, str(locs.memories))
-            if text:
-                injected_chars.append(len(text))
-            if targets[q["target"]] not in got:
-                misses.append({"query": q["query"], "target_prompt": target["prompt"], "terms": decision.terms,
-                               "got": [hit.title for hit in decision.hits],
-                               "skipped": decision.skipped,
-                               "rejected": [(h.title, why) for h, why in decision.rejected[:3]]})
-        quiet, plain_quiet, wrongly = 0, 0, []
-        for q in data["never_done"]:
-            projects = scope_for(locs, cwd_of(q["project"]))
-            decision = find_matches(conn, q["query"], projects, session_id="bench-query", already_injected=set())
-            if not decision.hits:
-                quiet += 1
-            else:
-                wrongly.append({"query": q["query"], "got": [h.title for h in decision.hits]})
-                injected_chars.append(len(render(decision.hits, decision.terms, str(locs.memories))))
-            if not _plain_search(plain, q["query"], projects):
-                plain_quiet += 1
+        results = {path.name: _evaluate_set(locs, conn, plain, json.loads(path.read_text()), by_id, targets)
+                   for path in sets}
         starts = []
         for project in corpus.DOMAINS:
             for harness in ("claude-code", "codex", "pi", "omp"):
                 starts.append(len(build_brief(locs, cwd_of(project), harness).text))
     finally:
         conn.close()
-    n_never = len(data["never_done"])
+    return {"corpus": data["corpus"], "sets": results, "session_start_chars": _spread(starts)}
+
+
+def _evaluate_set(locs, conn: sqlite3.Connection, plain: sqlite3.Connection, qset: dict, by_id: dict,
+                  targets: dict[str, str]) -> dict:
+    ours, plain_ranked, newest_ranked, wanted, injected_chars, misses = [], [], [], [], [], []
+    for q in qset["queries"]:
+        target = by_id[q["target"]]
+        projects = scope_for(locs, cwd_of(target["project"]))
+        decision = find_matches(conn, q["query"], projects, session_id="bench-query", already_injected=set())
+        got = [hit.path for hit in decision.hits]
+        ours.append(got)
+        plain_ranked.append(_plain_search(plain, q["query"], projects))
+        newest_ranked.append(_newest(conn, projects))
+        wanted.append(targets[q["target"]])
+        text = render(decision.hits, decision.terms, str(locs.memories))
+        if text:
+            injected_chars.append(len(text))
+        if targets[q["target"]] not in got:
+            misses.append({"query": q["query"], "target_prompt": target["prompt"], "terms": decision.terms,
+                           "got": [hit.title for hit in decision.hits],
+                           "skipped": decision.skipped,
+                           "rejected": [(h.title, why) for h, why in decision.rejected[:3]]})
+    quiet, plain_quiet, wrongly = 0, 0, []
+    for q in qset["never_done"]:
+        projects = scope_for(locs, cwd_of(q["project"]))
+        decision = find_matches(conn, q["query"], projects, session_id="bench-query", already_injected=set())
+        if not decision.hits:
+            quiet += 1
+        else:
+            wrongly.append({"query": q["query"], "got": [h.title for h in decision.hits],
+                            "matched": [h.matched for h in decision.hits]})
+            injected_chars.append(len(render(decision.hits, decision.terms, str(locs.memories))))
+        if not _plain_search(plain, q["query"], projects):
+            plain_quiet += 1
+    n_never = len(qset["never_done"])
     return {
-        "corpus": data["corpus"],
-        "queries": len(data["queries"]),
+        "queries": len(qset["queries"]),
         "never_done": n_never,
         "ours": _score(ours, wanted),
         "ours_injected_share": round(sum(1 for g in ours if g) / len(ours), 3),
@@ -175,7 +190,6 @@ def evaluate(home: Path, data: dict) -> dict:
         "plain_fts5_never_done_no_injection": round(plain_quiet / n_never, 3),
         "never_done_injected": wrongly,
         "prompt_chars": _spread(injected_chars),
-        "session_start_chars": _spread(starts),
         "misses": misses,
     }
 
@@ -184,3 +198,42 @@ def _spread(values: list[int]) -> dict:
     if not values:
         return {"n": 0, "median": 0, "max": 0}
     return {"n": len(values), "median": int(statistics.median(values)), "max": max(values)}
+
+
+def main() -> int:
+    """Build the quality corpus once into --home (or reuse it) and print both sets' scores."""
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description="retrieval quality only")
+    parser.add_argument("--home", type=Path, help="corpus folder to build or reuse (kept)")
+    parser.add_argument("--misses", action="store_true", help="list the misses too")
+    args = parser.parse_args()
+    home = args.home or Path(tempfile.mkdtemp(prefix="hl-quality-")) / "home"
+    marker = home / "quality-corpus.json"
+    if marker.exists():
+        data = json.loads(marker.read_text())
+        index.rebuild(locations(env_for(home)))  # the index of the code under test
+    else:
+        home.mkdir(parents=True, exist_ok=True)
+        data = build(home)
+        marker.write_text(json.dumps(data))
+    result = evaluate(home, data)
+    for name, r in result["sets"].items():
+        print(f"{name}: {r['queries']} labelled, {r['never_done']} never-done")
+        for ranking in ("ours", "plain_fts5", "newest_first"):
+            print(f"  {ranking:13} " + "  ".join(f"{k} {v:.3f}" for k, v in r[ranking].items()))
+        print(f"  never-done quiet: ours {r['never_done_no_injection']}, plain {r['plain_fts5_never_done_no_injection']}"
+              f"; injected share {r['ours_injected_share']}; prompt chars {r['prompt_chars']}")
+        for wrong in r["never_done_injected"]:
+            print(f"  NEVER-DONE INJECTED {wrong}")
+        if args.misses:
+            for miss in r["misses"]:
+                print(f"  miss: {miss['query']!r} -> {miss['target_prompt'][:60]!r} terms {miss['terms']} "
+                      f"got {miss['got']} rejected {miss['rejected'][:1]}")
+    print(f"home: {home}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

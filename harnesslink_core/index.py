@@ -6,7 +6,10 @@ be thrown away and rebuilt at any time (`harnesslink reindex`).
 - `docs` holds one row per entry (its path relative to the memories root,
   project, time, title, harness, session) and the file's mtime and size.
 - `fts` (FTS5, porter stemming) holds the searchable text, split into title,
-  tags, prompt, a digest of the actions and the result, weighted in that spirit.
+  tags, prompt, a digest of the actions and the result, weighted in that spirit,
+  and `scope`: one opaque token naming the entry's project. Every search is
+  `scope:(<project> OR <linked>) AND (<terms>)`, so FTS5 only walks and scores
+  the rows of the projects in scope, however large the rest of the index is.
 - `projects` remembers each `bank/` folder's mtime: checking whether a
   project changed costs one stat. Adding, removing or replacing an entry (all
   our writes are rename-into-place) changes that mtime. A folder modified in
@@ -24,7 +27,6 @@ This module is on the prompt hook's path: stdlib only, entries parsed lazily.
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import sys
 import time
@@ -33,14 +35,15 @@ from pathlib import Path
 
 from .paths import Locations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the `scope` column. Another version is dropped and rebuilt from the Markdown
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000
 
-# title, tags, prompt, actions, result
-COLUMNS = ("title", "tags", "prompt", "actions", "result")
-WEIGHTS = (6.0, 1.0, 3.0, 0.5, 2.0)
+# title, tags, prompt, actions, result, scope (a filter: no weight)
+COLUMNS = ("title", "tags", "prompt", "actions", "result", "scope")
+WEIGHTS = (6.0, 1.0, 3.0, 0.5, 2.0, 0.0)
+STRONG_COLUMNS = "{title prompt}"  # where a term says what the turn was about
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS docs (
@@ -77,7 +80,7 @@ class Hit:
     """One search result. A plain class: `@dataclass` costs import time on the prompt hook's path."""
 
     __slots__ = ("path", "project", "ts", "title", "harness", "source", "session_id", "score", "prompt", "result",
-                 "matched")
+                 "matched", "doc_id", "evidence")
 
     def __init__(self, path: str, project: str, ts: float, title: str, harness: str, source: str,
                  session_id: str, score: float, prompt: str = "", result: str = "") -> None:
@@ -92,6 +95,8 @@ class Hit:
         self.prompt = prompt
         self.result = result
         self.matched: list[str] = []
+        self.doc_id = 0
+        self.evidence = 0.0
 
     def __repr__(self) -> str:
         return f"Hit({self.path!r}, score={self.score:.2f}, matched={self.matched})"
@@ -305,11 +310,23 @@ def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime:
          entry.session_id, entry.turn_key, entry.cwd),
     )
     conn.execute(
-        "INSERT INTO fts(rowid, title, tags, prompt, actions, result) VALUES (?,?,?,?,?,?)",
+        "INSERT INTO fts(rowid, title, tags, prompt, actions, result, scope) VALUES (?,?,?,?,?,?,?)",
         (cur.lastrowid, entry.title, " ".join(entry.tags), entry.prompt,
-         actions_digest(entry.actions), entry.result),
+         actions_digest(entry.actions), entry.result, scope_token(slug)),
     )
     return True
+
+
+def scope_token(slug: str) -> str:
+    """The project as one FTS5 token: digits only, so neither the tokenizer (which would split
+    `--home-me-web--` into words, and `web` would then match `web-frontend`) nor the porter
+    stemmer (which leaves digits alone) can make two projects' tokens meet."""
+    try:
+        from _blake2 import blake2b  # hashlib itself loads OpenSSL: ~2 ms on the prompt hook's path
+    except ImportError:  # not CPython
+        from hashlib import blake2b
+
+    return str(int.from_bytes(blake2b(slug.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big"))
 
 
 def actions_digest(actions: str) -> str:
@@ -384,18 +401,40 @@ def rebuild_in_background(locs: Locations, *, full: bool = True) -> bool:
 
 # --- searching ----------------------------------------------------------------
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+Terms = Iterable["str | list[str]"]  # a term, or a group of alternatives that count as one
 
 
-def fts_query(terms: Iterable[str]) -> str:
-    """An FTS5 query matching any of the terms, each quoted: never raw syntax."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
+def fts_query(terms: Terms) -> str:
+    """An FTS5 query matching any of the terms (a group: any of its alternatives), each
+    quoted as a phrase: never raw syntax."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in _flat(terms) if t]
     return " OR ".join(quoted)
+
+
+def _flat(terms: Terms) -> list[str]:
+    flat: list[str] = []
+    for term in terms:
+        for alt in ([term] if isinstance(term, str) else term):
+            if alt and alt not in flat:
+                flat.append(alt)
+    return flat
+
+
+def _label(term: "str | list[str]") -> str:
+    return term if isinstance(term, str) else term[0]
+
+
+def scoped_query(terms: Terms, projects: list[str] | None) -> str:
+    """`scope:(<tokens>) AND (<terms>)`; only the terms when `projects` is None (everywhere)."""
+    query = fts_query(terms)
+    if not query or projects is None:
+        return query
+    return f"scope:({' OR '.join(scope_token(p) for p in projects)}) AND ({query})"
 
 
 def search(
     conn: sqlite3.Connection,
-    terms: list[str],
+    terms: Terms,
     projects: list[str] | None,
     *,
     limit: int = 10,
@@ -403,17 +442,21 @@ def search(
     exclude_paths: Iterable[str] = (),
     with_text: bool = True,
     rowids: tuple[int | None, int | None] = (None, None),
+    reported: Terms | None = None,
 ) -> list[Hit]:
     """Entries matching any term, best first, within `projects` (None: all),
-    optionally only those with `low < rowid <= high` (newer entries have higher rowids)."""
-    query = fts_query(terms)
-    if not query or limit <= 0:
+    optionally only those with `low < rowid <= high` (newer entries have higher rowids).
+    A term may be a list of alternatives: `Hit.matched` then names it by its first.
+    `Hit.matched` checks the `reported` terms when given (they may be more than are searched)."""
+    terms = list(terms)
+    if limit <= 0 or (projects is not None and not projects):
+        return []
+    query = scoped_query(terms, projects)
+    if not query:
         return []
     where = ["fts MATCH ?"]
     params: list[object] = [query]
-    if projects is not None:
-        if not projects:
-            return []
+    if projects is not None:  # the scope token already does it; this keeps it exact
         where.append(f"d.project IN ({','.join('?' * len(projects))})")
         params += projects
     if exclude_session:
@@ -439,42 +482,55 @@ def search(
     )
     params.append(limit)
     hits = []
+    ids = []
     for doc_id, path, project, ts, title, harness, source, session, rank, prompt, result in conn.execute(sql, params):
-        hit = Hit(path, project, ts, title, harness, source, session, -rank, prompt or "", result or "")
-        hit.matched = matched_terms(conn, doc_id, terms)
-        hits.append(hit)
+        hits.append(Hit(path, project, ts, title, harness, source, session, -rank, prompt or "", result or ""))
+        ids.append(doc_id)
+    if hits:
+        checked = terms if reported is None else list(reported)
+        found = matching_rows(conn, checked, ids)
+        for doc_id, hit in zip(ids, hits):
+            hit.doc_id = doc_id
+            hit.matched = [_label(t) for t, rows in zip(checked, found) if doc_id in rows]
     return hits
 
 
-def distinctive_terms(conn: sqlite3.Connection, terms: list[str], *, share: float = 0.2, keep: int = 2) -> list[str]:
-    """The terms without those found in more than `share` of all entries (they say little
-    and are what makes ranking slow), keeping at least `keep` of the rarest."""
-    total = conn.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
-    cap = int(total * share) + 1
-    if total < 50 or len(terms) <= keep:
-        return terms
-    counts = {
-        term: conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)", (fts_query([term]), cap)
-        ).fetchone()[0]
+def matching_rows(conn: sqlite3.Connection, terms: Terms, ids: list[int], *, columns: str = "") -> list[set[int]]:
+    """For each term (or group), which of the rows `ids` contain it (in `columns`, an FTS5
+    column filter such as `{title prompt}`, when given). One query per term: FTS5 seeks
+    each rowid of the IN list in the term's doclist."""
+    marks = ",".join("?" * len(ids))
+    out = []
+    for term in terms:
+        query = fts_query([term])
+        if columns and query:
+            query = f"{columns} : ({query})"
+        rows = conn.execute(f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})",
+                            [query, *ids]).fetchall() if query else []
+        out.append({row[0] for row in rows})
+    return out
+
+
+def scope_size(conn: sqlite3.Connection, projects: list[str]) -> int:
+    if not projects:
+        return 0
+    return conn.execute(f"SELECT count(*) FROM docs WHERE project IN ({','.join('?' * len(projects))})",
+                        projects).fetchone()[0]
+
+
+def doc_counts(conn: sqlite3.Connection, terms: Terms, projects: list[str] | None, *, cap: int) -> list[int]:
+    """For each term (or group), in how many entries of `projects` it occurs, counted up to `cap`."""
+    return [
+        conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)",
+                     (scoped_query([term], projects), cap)).fetchone()[0]
         for term in terms
-    }
-    rare = [t for t in terms if counts[t] < cap]
-    if len(rare) >= keep:
-        return rare
-    return sorted(terms, key=lambda t: counts[t])[:keep]
+    ]
 
 
 def matched_terms(conn: sqlite3.Connection, doc_id: int, terms: list[str]) -> list[str]:
     """Which query terms (after stemming) occur in the entry."""
-    found = []
-    for term in terms:
-        row = conn.execute(
-            "SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (fts_query([term]), doc_id)
-        ).fetchone()
-        if row:
-            found.append(term)
-    return found
+    found = matching_rows(conn, terms, [doc_id])
+    return [_label(t) for t, rows in zip(terms, found) if doc_id in rows]
 
 
 def newest(conn: sqlite3.Connection, projects: list[str], limit: int) -> list[Hit]:

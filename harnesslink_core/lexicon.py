@@ -44,10 +44,11 @@ validation validate validator
 error_message error_text
 internet network connection connectivity offline online wifi
 slow latency sluggish lag laggy performance perf
+peak busy rush_hour high_traffic high_load
 fast faster speed quick
 cold_start warm_up warmup lazy_load lazy_loading
 hang hangs stuck freeze frozen unresponsive
-timeout time_out timed_out deadline
+timeout time_out timed_out timing_out times_out deadline
 crash crashes segfault panic
 retry retries backoff
 cache caching memoize memoise
@@ -56,6 +57,7 @@ cpu processor
 disk storage volume
 gpu cuda vram graphics_card video_card
 bill billing cost costs spend spending expensive price pricing invoice
+quote quotes rate rates estimate
 money payment pay charge
 discount coupon promo promo_code voucher
 cart basket
@@ -73,7 +75,7 @@ log logs logging logger
 trace tracing span
 upload uploading file_upload
 download downloading
-login sign_in signin log_in logon auth authentication
+login sign_in signing_in signin log_in logon logged_in auth authentication
 logout sign_out signout log_out
 signup sign_up register registration
 password passphrase credential credentials
@@ -95,6 +97,7 @@ branch branches
 test tests testing spec
 flaky intermittent nondeterministic random_failure
 lint linter linting clippy eslint ruff
+rust rustc rustup toolchain cargo
 format formatter formatting prettier rustfmt black
 typecheck type_check mypy tsc typescript
 bundle bundler webpack vite rollup esbuild
@@ -132,6 +135,9 @@ row rows record records
 column columns field fields
 duplicate duplicates dupes twice double repeated
 missing lost loses lose disappear disappears vanish dropped
+missing not_found nonexistent doesn't_exist does_not_exist no_such_file
+small smaller tiny little shrink
+large big bigger huge giant massive oversized
 stale outdated old cached
 database db postgres postgresql mysql sqlite
 migration migrations schema_change
@@ -216,15 +222,15 @@ def _build() -> dict[str, tuple[int, ...]]:
         for word in group:
             if " " in word:
                 phrases.add(word)
-            for key in _keys(word):
+            for key in bare_forms(word):
                 if n not in index.setdefault(key, []):
                     index[key].append(n)
     _PHRASES = frozenset(phrases)
     return {k: tuple(v) for k, v in index.items()}
 
 
-def _keys(word: str) -> list[str]:
-    """The word and its likely bare forms: enough to find `graphs` under `graph`."""
+def bare_forms(word: str) -> list[str]:
+    """The word and its likely bare forms: enough to find `graphs` under `graph`, `showing` under `show`."""
     keys = [word]
     for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and " " not in word:
@@ -238,7 +244,7 @@ def related(word: str) -> list[str]:
     if _INDEX is None:
         _INDEX = _build()
     groups: list[int] = []
-    for key in _keys(word):
+    for key in bare_forms(word):
         for n in _INDEX.get(key, ()):
             if n not in groups:
                 groups.append(n)
@@ -246,11 +252,13 @@ def related(word: str) -> list[str]:
         return []
     all_groups = _groups_cache()
     out: list[str] = []
-    own = set(_keys(word))
+    seen = set(bare_forms(word))  # the index stems: `loses` after `lose` would add nothing
     for n in groups:
         for other in all_groups[n]:
-            if other not in own and other not in out:
+            forms = bare_forms(other)
+            if seen.isdisjoint(forms):
                 out.append(other)
+                seen.update(forms)
     return out
 
 

@@ -10,15 +10,26 @@ Rules, in the order they apply:
   `RELATIVE_FLOOR` of the best match (bm25 scores have no absolute scale:
   they shrink as a term spreads over more of the bank);
 - the whole framed block stays within `budget` characters.
+
+What counts as a term: each meaningful word of the prompt (or a two-word phrase
+the lexicon knows, "dark mode") together with its related words from `lexicon`
+("popup" also finds "modal"); an entry containing any of them contains the term.
+How often each term occurs in the projects in scope decides how much it says:
+a term in more than `COMMON_SHARE` of the entries counts for nothing (unless
+nothing better is left), and a rare one (at most `RARE_SHARE` of the entries)
+found in an entry's title or prompt counts twice: "snowflake bill" can then
+find the one turn about the Snowflake cost although "bill" is not in it.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import time
 
 from .framing import cut, frame, frame_overhead, neutralise, one_line
-from .index import Hit, distinctive_terms, max_rowid, search
+from .index import STRONG_COLUMNS, Hit, doc_counts, matching_rows, max_rowid, scope_size, search
+from .lexicon import bare_forms, is_phrase, related
 
 MAX_MATCHES = 3
 BUDGET = 2000
@@ -26,8 +37,15 @@ MIN_MATCHED_TERMS = 2
 MAX_REQUIRED_TERMS = 4
 RELATIVE_FLOOR = 0.3
 MAX_TERMS = 16
+MAX_ALTERNATIVES = 8  # related words searched per prompt term
+COMMON_SHARE = 0.2
+COMMON_CAP = 400  # a term in this many entries of the scope is common whatever the share (and counting stops)
+RARE_SHARE = 0.01
+WEAK_MATCH = 0.5  # a term found only in the steps or the result
+RARE_MATCH = 1.0  # a rare term in the title or prompt (2.0 would let one rare word suffice: see _judge)
+MIN_COVERAGE = 0.5  # share of what the prompt's terms say (by rarity) the entry must contain
 PROMPT_SCAN_CHARS = 4000  # a 1 MB paste is judged by its start
-CANDIDATES = 8
+CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
 
 # Words that say nothing about which past turn is relevant: English function
@@ -62,13 +80,18 @@ def meaningful_terms(prompt: str) -> list[str]:
         word = match.group(0).lower().replace("’", "'")
         if "'" in word:
             word = word.split("'", 1)[0]
-        if len(word) < 2 or word in STOPWORDS or word in seen or word.isdigit() and len(word) < 3:
+        if len(word) < 2 or word in seen or word.isdigit() and len(word) < 3 or is_filler(word):
             continue
         seen.add(word)
         terms.append(word)
         if len(terms) >= MAX_TERMS:
             break
     return terms
+
+
+def is_filler(word: str) -> bool:
+    """A stop word, also when inflected: `showing`, `needed`, `adding`."""
+    return any(form in STOPWORDS for form in bare_forms(word))
 
 
 def skip_reason(prompt: str) -> str | None:
@@ -83,6 +106,27 @@ def skip_reason(prompt: str) -> str | None:
     if len(meaningful_terms(text)) < 2:
         return "fewer than two meaningful terms"
     return None
+
+
+def prompt_terms(prompt: str) -> list[list[str]]:
+    """The prompt's terms, each a list: the word (or lexicon phrase) first, then related words."""
+    words = [m.group(0).lower().replace("’", "'") for m in _WORD.finditer(prompt[:PROMPT_SCAN_CHARS])]
+    meaningful = set(meaningful_terms(prompt))
+    terms: list[list[str]] = []
+    seen: set[str] = set()
+    i = 0
+    while i < len(words) and len(terms) < MAX_TERMS:
+        pair = f"{words[i]} {words[i + 1]}" if i + 1 < len(words) else ""
+        if pair and is_phrase(pair):  # one term for both words ("rate limiting" is not about rates)
+            term, i = pair, i + 2
+        else:
+            term, i = words[i].split("'", 1)[0], i + 1
+            if term not in meaningful:
+                continue
+        if term not in seen:
+            seen.add(term)
+            terms.append([term, *related(term)[:MAX_ALTERNATIVES]])
+    return terms
 
 
 class Decision:
@@ -109,26 +153,34 @@ def find_matches(
 ) -> Decision:
     decision = Decision()
     decision.skipped = skip_reason(prompt)
-    if decision.skipped:
+    if decision.skipped or not projects:
         return decision
-    decision.terms = distinctive_terms(conn, meaningful_terms(prompt))
+    weighed = _Weighed(conn, prompt_terms(prompt), projects)
+    decision.terms = [t[0] for t in weighed.found]
+    if not weighed.searched:
+        return decision
+    required = required_terms(len(weighed.found))
     # Newest entries first: ranking cost grows with the number of matching rows, and
     # recent turns are the likelier help. The rest is searched only if that is not enough.
     newest = max_rowid(conn)
     split = newest - RECENT_WINDOW if newest > 2 * RECENT_WINDOW else None
-    candidates = _candidates(conn, decision.terms, projects, session_id, already_injected, (split, None))
-    if split is not None and _qualifying(candidates, decision.terms) < limit:
-        older = _candidates(conn, decision.terms, projects, session_id, already_injected, (None, split))
-        candidates = sorted(candidates + older, key=lambda h: -h.score)[:CANDIDATES]
-    required = required_terms(len(decision.terms))
+    candidates = _candidates(conn, weighed, projects, session_id, already_injected, (split, None))
+    judged = _judge(conn, candidates, weighed, required)
+    if split is not None and sum(1 for verdict in judged.values() if verdict is None) < limit:
+        older = _candidates(conn, weighed, projects, session_id, already_injected, (None, split))
+        judged.update(_judge(conn, older, weighed, required))
+        candidates += older
+    # Rank by what the matched terms say (rarer terms say more), bm25 breaking ties.
+    candidates.sort(key=lambda h: (-weighed.weight(h), -h.score))
     best = 0.0
     for hit in candidates:
-        if len(hit.matched) < required:
-            decision.rejected.append((hit, f"{len(hit.matched)} matching term(s), {required} required"))
+        verdict = judged[hit.doc_id]
+        if verdict is not None:
+            decision.rejected.append((hit, verdict))
             continue
-        best = best or hit.score
-        if hit.score < RELATIVE_FLOOR * best:
-            decision.rejected.append((hit, f"score under {RELATIVE_FLOOR:.0%} of the best match"))
+        best = best or weighed.weight(hit)
+        if weighed.weight(hit) < RELATIVE_FLOOR * best:
+            decision.rejected.append((hit, f"under {RELATIVE_FLOOR:.0%} of the best match"))
         elif len(decision.hits) >= limit:
             decision.rejected.append((hit, "beyond the first three"))
         else:
@@ -136,14 +188,77 @@ def find_matches(
     return decision
 
 
-def _candidates(conn, terms, projects, session_id, already_injected, rowids) -> list[Hit]:
-    return search(conn, terms, projects, limit=CANDIDATES, exclude_session=session_id or None,
-                  exclude_paths=already_injected, rowids=rowids)
+class _Weighed:
+    """The prompt's terms as the projects in scope see them.
+
+    found: the terms that occur in scope; searched: those worth asking FTS5 for (without
+    the common ones unless fewer than two would be left); per term, how often it occurs."""
+
+    def __init__(self, conn, terms: list[list[str]], projects: list[str]) -> None:
+        self.size = scope_size(conn, projects)
+        self.found: list[list[str]] = []
+        self.searched: list[list[str]] = []
+        self.counts: dict[str, int] = {}
+        self._idf: dict[str, float] = {}
+        self.cap = max(2, min(int(self.size * COMMON_SHARE) + 1, COMMON_CAP))
+        if not terms or not self.size:
+            return
+        counts = doc_counts(conn, terms, projects, cap=self.cap)
+        self.found = [t for t, n in zip(terms, counts) if n]
+        self.counts = {t[0]: n for t, n in zip(terms, counts) if n}
+        self.searched = [t for t in self.found if not self.is_common(t[0])]
+        if len(self.searched) < 2:
+            self.searched = sorted(self.found, key=lambda t: self.counts[t[0]])[:2]
+        self._idf = {label: math.log((self.size + 1) / (n + 0.5)) for label, n in self.counts.items()}
+
+    def is_common(self, label: str) -> bool:
+        return self.counts.get(label, 0) >= self.cap
+
+    def is_rare(self, label: str) -> bool:
+        return self.counts.get(label, self.cap) <= max(1, self.size * RARE_SHARE)
+
+    def weight(self, hit: Hit) -> float:
+        """What the terms the entry contains say: rarer terms say more (idf)."""
+        return sum(self._idf.get(label, 0.0) for label in hit.matched)
+
+    def coverage(self, hit: Hit) -> float:
+        total = sum(self._idf.values())
+        return self.weight(hit) / total if total > 0 else 0.0
 
 
-def _qualifying(hits: list[Hit], terms: list[str]) -> int:
-    required = required_terms(len(terms))
-    return sum(1 for h in hits if len(h.matched) >= required)
+def _judge(conn, hits: list[Hit], weighed: _Weighed, required: int) -> dict[int, str | None]:
+    """Why each hit is rejected, or None when it passes the floor: enough evidence, where a
+    term found in the title or prompt counts 1, one found only in the steps or result
+    `WEAK_MATCH`, and a rare term in the title or prompt RARE_MATCH."""
+    if not hits:
+        return {}
+    strong_rows = matching_rows(conn, weighed.found, [hit.doc_id for hit in hits], columns=STRONG_COLUMNS)
+    verdicts: dict[int, str | None] = {}
+    for hit in hits:
+        evidence = 0.0
+        for term, rows in zip(weighed.found, strong_rows):
+            label = term[0]
+            if label not in hit.matched:
+                continue
+            words = label.count(" ") + 1  # a phrase of the prompt stands for its two words
+            if hit.doc_id not in rows:
+                evidence += WEAK_MATCH * words
+            else:
+                evidence += (RARE_MATCH if weighed.is_rare(label) else 1.0) * words
+        hit.evidence = evidence
+        coverage = weighed.coverage(hit)
+        if evidence < required:
+            verdicts[hit.doc_id] = f"{len(hit.matched)} matching term(s) ({evidence:g}), {required} required"
+        elif coverage < MIN_COVERAGE:
+            verdicts[hit.doc_id] = f"covers {coverage:.0%} of the prompt's terms, {MIN_COVERAGE:.0%} required"
+        else:
+            verdicts[hit.doc_id] = None
+    return verdicts
+
+
+def _candidates(conn, weighed: _Weighed, projects, session_id, already_injected, rowids) -> list[Hit]:
+    return search(conn, weighed.searched, projects, limit=CANDIDATES, exclude_session=session_id or None,
+                  exclude_paths=already_injected, rowids=rowids, reported=weighed.found)
 
 
 def required_terms(n_terms: int) -> int:

@@ -54,7 +54,7 @@ def test_schema_has_the_documented_tables(tmp_path):
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"docs", "projects", "fts"} <= tables
     cols = [r[1] for r in conn.execute("PRAGMA table_info(fts)")]
-    assert cols == ["title", "tags", "prompt", "actions", "result"]
+    assert cols == ["title", "tags", "prompt", "actions", "result", "scope"]
     assert conn.execute("PRAGMA user_version").fetchone()[0] == index.SCHEMA_VERSION
 
 
