@@ -330,7 +330,8 @@ def main() -> int:
         qhome.mkdir(parents=True)
         data = quality.build(qhome)
         results["quality"] = quality.evaluate(qhome, data)
-        print(f"[quality] {json.dumps({k: v for k, v in results['quality'].items() if k != 'misses'})}", flush=True)
+        for name, qs in results["quality"]["sets"].items():
+            print(f"[quality {name}] {json.dumps({k: v for k, v in qs.items() if k != 'misses'})}", flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -393,27 +394,36 @@ def report(r: dict) -> str:
         lines.append(f"| {name} | {h['bare_median_ms']} | " + " | ".join(cells) + " |")
     q = r.get("quality")
     if q:
+        c = q["corpus"]
         lines += ["", "## Retrieval quality", "",
-                  f"Corpus: {q['corpus']['turns']} turns in {q['corpus']['sessions']} sessions, "
-                  f"{q['corpus']['banked']} entries, 8 projects, 4 harnesses. {q['queries']} labelled queries, "
-                  f"{q['never_done']} never-done queries (benchmarks/queries.json). Cutoff 3 (MRR@3).", "",
-                  "| ranking | hit@1 | hit@3 | MRR@3 | never-done with no injection |", "|---|---|---|---|---|",
-                  f"| ours (prompt matches) | {q['ours']['hit@1']} | {q['ours']['hit@3']} | {q['ours']['mrr@3']} | "
-                  f"{q['never_done_no_injection']} |",
-                  f"| plain FTS5, whole entry | {q['plain_fts5']['hit@1']} | {q['plain_fts5']['hit@3']} | "
-                  f"{q['plain_fts5']['mrr@3']} | {q['plain_fts5_never_done_no_injection']} |",
-                  f"| newest first | {q['newest_first']['hit@1']} | {q['newest_first']['hit@3']} | "
-                  f"{q['newest_first']['mrr@3']} | 0.0 |", "",
-                  f"Ours injected something for {q['ours_injected_share']:.0%} of the labelled queries.", "",
-                  "## Injected size", "",
-                  f"- per prompt (prompts that got an injection, n={q['prompt_chars']['n']}): median "
-                  f"{q['prompt_chars']['median']} chars, max {q['prompt_chars']['max']}",
+                  f"Corpus: {c['turns']} turns in {c['sessions']} sessions, {c['banked']} entries, 8 projects, "
+                  "4 harnesses. Two labelled sets over the same planted targets: benchmarks/queries.json and "
+                  "benchmarks/queries_heldout.json (written before the ranking was tuned, to check that changes "
+                  "generalise). Cutoff 3 (MRR@3).", ""]
+        for name, s in q["sets"].items():
+            lines += [f"### {name}: {s['queries']} labelled, {s['never_done']} never-done", "",
+                      "| ranking | hit@1 | hit@3 | MRR@3 | never-done with no injection |", "|---|---|---|---|---|",
+                      f"| ours (prompt matches) | {s['ours']['hit@1']} | {s['ours']['hit@3']} | {s['ours']['mrr@3']} | "
+                      f"{s['never_done_no_injection']} |",
+                      f"| plain FTS5, whole entry | {s['plain_fts5']['hit@1']} | {s['plain_fts5']['hit@3']} | "
+                      f"{s['plain_fts5']['mrr@3']} | {s['plain_fts5_never_done_no_injection']} |",
+                      f"| newest first | {s['newest_first']['hit@1']} | {s['newest_first']['hit@3']} | "
+                      f"{s['newest_first']['mrr@3']} | 0.0 |", "",
+                      f"Ours injected something for {s['ours_injected_share']:.0%} of the labelled queries.", ""]
+        chars = [s["prompt_chars"] for s in q["sets"].values()]
+        lines += ["## Injected size", "",
+                  f"- per prompt (prompts that got an injection, n={sum(x['n'] for x in chars)}): median "
+                  f"{max(x['median'] for x in chars)} chars (the larger of the two sets), max {max(x['max'] for x in chars)}",
                   f"- per session start (8 projects x 4 harnesses): median {q['session_start_chars']['median']} "
-                  f"chars, max {q['session_start_chars']['max']}", "",
-                  "Missed labelled queries (what the prompt hook saw):", ""]
-        for miss in q["misses"]:
-            lines.append(f"- `{miss['query']}` → target \"{miss['target_prompt']}\"; terms {miss['terms']}; "
-                         f"got {miss['got'] or 'nothing'}; first rejected {miss['rejected'][:1]}")
+                  f"chars, max {q['session_start_chars']['max']}", ""]
+        for name, s in q["sets"].items():
+            lines += [f"Missed labelled queries of {name} (what the prompt hook saw):", ""]
+            for miss in s["misses"]:
+                lines.append(f"- `{miss['query']}` → target \"{miss['target_prompt']}\"; terms {miss['terms']}; "
+                             f"got {miss['got'] or 'nothing'}; first rejected {miss['rejected'][:1]}")
+            for wrong in s["never_done_injected"]:
+                lines.append(f"- never-done `{wrong['query']}` got {wrong['got']}")
+            lines.append("")
     lines += ["", "## Targets", ""] + targets(r)
     return "\n".join(lines) + "\n"
 
@@ -437,14 +447,16 @@ def targets(r: dict) -> list[str]:
         out.append(f"- search p95 < 10 ms at 100k: {big['search']['p95_ms']} ms — {verdict(big['search']['p95_ms'] < 10)}")
     q = r.get("quality")
     if q:
-        h3 = q["ours"]["hit@3"]
-        best_base = max(q["plain_fts5"]["hit@3"], q["newest_first"]["hit@3"])
-        out.append(f"- hit@3 >= 0.9 and clearly above both baselines: {h3} vs {q['plain_fts5']['hit@3']} (plain FTS5), "
-                   f"{q['newest_first']['hit@3']} (newest) — {verdict(h3 >= 0.9 and h3 > best_base + 0.05)}")
-        out.append(f"- no injection for >= 90% of never-done: {q['never_done_no_injection']} — "
-                   f"{verdict(q['never_done_no_injection'] >= 0.9)}")
-        out.append(f"- prompt injection <= 2,000 chars: max {q['prompt_chars']['max']} — "
-                   f"{verdict(q['prompt_chars']['max'] <= 2000)}")
+        for name, s in q["sets"].items():
+            h3 = s["ours"]["hit@3"]
+            best_base = max(s["plain_fts5"]["hit@3"], s["newest_first"]["hit@3"])
+            out.append(f"- {name}: hit@3 >= 0.9 and clearly above both baselines: {h3} vs "
+                       f"{s['plain_fts5']['hit@3']} (plain FTS5), {s['newest_first']['hit@3']} (newest) — "
+                       f"{verdict(h3 >= 0.9 and h3 > best_base + 0.05)}")
+            out.append(f"- {name}: no injection for >= 90% of never-done: {s['never_done_no_injection']} — "
+                       f"{verdict(s['never_done_no_injection'] >= 0.9)}")
+        worst = max(s["prompt_chars"]["max"] for s in q["sets"].values())
+        out.append(f"- prompt injection <= 2,000 chars: max {worst} — {verdict(worst <= 2000)}")
     return out
 
 

@@ -443,11 +443,13 @@ def search(
     with_text: bool = True,
     rowids: tuple[int | None, int | None] = (None, None),
     reported: Terms | None = None,
+    with_matched: bool = True,
 ) -> list[Hit]:
     """Entries matching any term, best first, within `projects` (None: all),
     optionally only those with `low < rowid <= high` (newer entries have higher rowids).
     A term may be a list of alternatives: `Hit.matched` then names it by its first.
-    `Hit.matched` checks the `reported` terms when given (they may be more than are searched)."""
+    `Hit.matched` checks the `reported` terms when given (they may be more than are searched);
+    with `with_matched=False` it is left empty for the caller (who may know it already)."""
     terms = list(terms)
     if limit <= 0 or (projects is not None and not projects):
         return []
@@ -486,7 +488,9 @@ def search(
     for doc_id, path, project, ts, title, harness, source, session, rank, prompt, result in conn.execute(sql, params):
         hits.append(Hit(path, project, ts, title, harness, source, session, -rank, prompt or "", result or ""))
         ids.append(doc_id)
-    if hits:
+    for doc_id, hit in zip(ids, hits):
+        hit.doc_id = doc_id
+    if hits and with_matched:
         checked = terms if reported is None else list(reported)
         found = matching_rows(conn, checked, ids)
         for doc_id, hit in zip(ids, hits):
@@ -518,13 +522,19 @@ def scope_size(conn: sqlite3.Connection, projects: list[str]) -> int:
                         projects).fetchone()[0]
 
 
-def doc_counts(conn: sqlite3.Connection, terms: Terms, projects: list[str] | None, *, cap: int) -> list[int]:
-    """For each term (or group), in how many entries of `projects` it occurs, counted up to `cap`."""
-    return [
-        conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)",
-                     (scoped_query([term], projects), cap)).fetchone()[0]
-        for term in terms
-    ]
+def term_rows(conn: sqlite3.Connection, terms: Terms, projects: list[str], *, limit: int,
+              columns: str = "") -> list[list[int]]:
+    """For each term (or group), the entries of `projects` containing it (in `columns`, an FTS5
+    column filter, when given), at most `limit` of them. Walking the scope's rows is cheap;
+    seeking single rowids in a large index is not (each costs a doclist lookup per phrase)."""
+    out = []
+    for term in terms:
+        query = fts_query([term])
+        if columns and query:
+            query = f"{columns} : ({query})"
+        query = f"scope:({' OR '.join(scope_token(p) for p in projects)}) AND ({query})"
+        out.append([row[0] for row in conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?", (query, limit))])
+    return out
 
 
 def matched_terms(conn: sqlite3.Connection, doc_id: int, terms: list[str]) -> list[str]:

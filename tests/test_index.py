@@ -185,3 +185,38 @@ def test_linked_txt_accepts_slugs_and_paths_and_nothing_outside(tmp_path):
     ]
 
 
+
+
+def test_the_scope_token_alone_keeps_other_projects_out(tmp_path):
+    # `web` is a prefix of `web-frontend`, and their slugs share every word: the FTS5 filter
+    # by itself (no join on docs.project) must still return only the asked project's rows
+    locs = make_locs(tmp_path)
+    for cwd in ("/home/dev/web", "/home/dev/web-frontend", "/home/dev/web/frontend"):
+        write_entry(locs, cwd, title="Tailwind classes missing", result="content globs", session_id=cwd)
+    index.refresh(locs)
+    conn = index.connect(locs)
+    for cwd in ("/home/dev/web", "/home/dev/web-frontend", "/home/dev/web/frontend"):
+        slug = project_slug(cwd)
+        rows = conn.execute("SELECT d.project FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?",
+                            (index.scoped_query(["tailwind"], [slug]),)).fetchall()
+        assert rows == [(slug,)]
+    both = [project_slug("/home/dev/web"), project_slug("/home/dev/web-frontend")]
+    assert sorted(h.project for h in index.search(conn, ["tailwind"], both)) == sorted(both)
+
+
+def test_an_index_of_the_old_schema_is_rebuilt_from_the_markdown(tmp_path):
+    locs = make_locs(tmp_path)
+    write_entry(locs, SHOP, title="Postgres runs out of connections", result="pool_size is 20 now")
+    locs.index_file.parent.mkdir(parents=True, exist_ok=True)
+    old = sqlite3.connect(locs.index_file)
+    old.executescript("CREATE TABLE docs (id INTEGER PRIMARY KEY, path TEXT);"
+                      "CREATE VIRTUAL TABLE fts USING fts5(title, tags, prompt, actions, result);"
+                      "PRAGMA user_version = 1;")
+    old.close()
+    with pytest.raises(index.IndexUnavailable):  # the prompt hook: unusable, rebuild in the background
+        index.connect(locs, create=False)
+    assert index.rebuild(locs) == 1
+    conn = index.connect(locs, create=False)
+    assert [r[1] for r in conn.execute("PRAGMA table_info(fts)")][-1] == "scope"
+    assert [h.title for h in index.search(conn, ["postgres", "connections"], scope_for(locs, SHOP))] == [
+        "Postgres runs out of connections"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harnesslink_core import index
-from harnesslink_core.matches import BUDGET, find_matches, meaningful_terms, render, skip_reason
+from harnesslink_core.matches import BUDGET, find_matches, meaningful_terms, prompt_terms, render, skip_reason
 from harnesslink_core.scope import project_slug, scope_for
 from memory_helpers import BLOG, SHOP, build_corpus, make_locs, write_entry
 
@@ -157,3 +157,75 @@ def test_old_entries_are_still_found_when_recent_ones_do_not_match(tmp_path, mon
     conn = index.connect(locs)
     decision = find_matches(conn, "swap the elasticsearch alias after a reindex", scope_for(locs, SHOP))
     assert [h.title for h in decision.hits] == ["Elasticsearch reindex through an alias"]
+
+
+# --- related words, evidence, coverage (issue 6) --------------------------------------
+
+def _bank(tmp_path, entries):
+    """A project with these (title, result) entries plus filler turns that make common words common."""
+    locs = make_locs(tmp_path)
+    for n, (title, result) in enumerate(entries):
+        write_entry(locs, SHOP, title=title, result=result, ts=f"2026-08-1{n % 10}T10:00:00.000Z", session_id=f"e{n}")
+    for n in range(30):
+        write_entry(locs, SHOP, title=f"Refactor the checkout service part {n}",
+                    result="Moved the checkout service code around; tests still pass.",
+                    ts=f"2026-07-{10 + n % 18}T10:00:00.000Z", session_id=f"f{n}")
+    index.refresh(locs)
+    return locs, index.connect(locs)
+
+
+def test_related_words_bridge_a_paraphrase(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        ("The modal can't be closed with the Escape key and traps focus",
+         "Moved to the native dialog element; focus returns to the trigger on close."),
+        ("Bundle size grew after adding the charts library", "Charts are lazy loaded now."),
+    ])
+    popup = find_matches(conn, "keyboard users stuck in the popup", scope_for(locs, SHOP))
+    assert [h.title for h in popup.hits] == ["The modal can't be closed with the Escape key and traps focus"]
+    graphs = find_matches(conn, "javascript bundle got way bigger because of graphs", scope_for(locs, SHOP))
+    assert [h.title for h in graphs.hits][:1] == ["Bundle size grew after adding the charts library"]
+
+
+def test_a_lexicon_phrase_is_one_term_for_both_words(tmp_path):
+    assert prompt_terms("code hard to read in dark mode")[-1][:2] == ["dark mode", "dark theme"]
+    # "rate limiting" is about throttling, not about rates
+    assert [t[0] for t in prompt_terms("rate limiting the search endpoint")][0] == "rate limiting"
+    locs, conn = _bank(tmp_path, [("Shipping rates API call to the carrier times out", "Added a cache of rates.")])
+    assert find_matches(conn, "rate limiting the public endpoint", scope_for(locs, SHOP)).hits == []
+
+
+def test_a_word_found_only_in_the_result_counts_half(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        ("Nightly export job fails", "The invoice currency was read from the wrong setting."),
+        ("Invoice emails show the wrong currency", "Fixed the currency lookup for invoices."),
+    ])
+    decision = find_matches(conn, "invoice currency", scope_for(locs, SHOP))
+    assert [h.title for h in decision.hits] == ["Invoice emails show the wrong currency"]
+    rejected = {h.title: why for h, why in decision.rejected}
+    assert "Nightly export job fails" in rejected and "(1)" in rejected["Nightly export job fails"]
+
+
+def test_common_words_cannot_stand_for_the_specific_ones(tmp_path):
+    # "checkout" and "service" are in most entries' titles; the prompt's specific words are
+    # "invoice", "currency", "customers": the decoy has the two common ones and one specific
+    # one (enough terms), but not enough of what the prompt says
+    locs, conn = _bank(tmp_path, [
+        ("Invoice emails show the wrong currency for EU customers", "Fixed the currency lookup."),
+        ("Refactor the checkout service once more", "Also renamed the invoice module."),
+    ])
+    decision = find_matches(conn, "checkout service invoice currency customers", scope_for(locs, SHOP))
+    assert [h.title for h in decision.hits] == ["Invoice emails show the wrong currency for EU customers"]
+    why = {h.title: why for h, why in decision.rejected}["Refactor the checkout service once more"]
+    assert why.startswith("covers")
+
+
+def test_matches_never_come_from_a_project_whose_name_extends_ours(tmp_path):
+    locs = make_locs(tmp_path)
+    write_entry(locs, "/home/dev/web", title="Tailwind classes missing in the production build",
+                result="Fixed the content globs.", ts="2026-08-10T10:00:00.000Z", session_id="w1")
+    write_entry(locs, "/home/dev/web-frontend", title="Tailwind classes missing in the production build again",
+                result="Fixed the content globs again.", ts="2026-08-11T10:00:00.000Z", session_id="w2")
+    index.refresh(locs)
+    conn = index.connect(locs)
+    decision = find_matches(conn, "tailwind styles missing in prod", scope_for(locs, "/home/dev/web"))
+    assert [h.project for h in decision.hits] == [project_slug("/home/dev/web")]
