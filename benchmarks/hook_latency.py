@@ -152,9 +152,11 @@ def search_speed(entries: int, queries: int = 300) -> dict:
             " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (f"{project}/bank/{i}.md", project, 0, 0, 1_780_000_000 + i, f"{topic} {i}", "codex", "autobank:codex",
              f"s-{i // 8}", f"codex:s:{i}", "/x"))
-        conn.execute("INSERT INTO fts(rowid, title, tags, prompt, actions, result) VALUES (?,?,?,?,?,?)",
+        conn.execute("INSERT INTO fts(rowid, title, tags, prompt, actions, result, scope) VALUES (?,?,?,?,?,?,?)",
                      (cur.lastrowid, f"{topic.split()[0]} {topic.split()[1]} issue {i}", "bash edit",
-                      words(rng, topic, 25), "bash: pytest -x", words(rng, topic, 120)))
+                      words(rng, topic, 25), "bash: pytest -x", words(rng, topic, 120), index.scope_token(project)))
+    conn.executemany("INSERT INTO projects(slug, dir_mtime_ns, entries)"
+                     " VALUES (?, 0, (SELECT count(*) FROM docs WHERE project = ?))", [(p, p) for p in projects])
     conn.execute("COMMIT")
     conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
     build_s = time.perf_counter() - started

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .paths import Locations
 
-SCHEMA_VERSION = 2  # 2: the `scope` column. Another version is dropped and rebuilt from the Markdown
+SCHEMA_VERSION = 3  # 3: the `scope` column, `projects.entries`. Another version is dropped and rebuilt from the Markdown
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000
@@ -63,7 +63,8 @@ CREATE TABLE IF NOT EXISTS docs (
 CREATE INDEX IF NOT EXISTS docs_project_ts ON docs(project, ts);
 CREATE TABLE IF NOT EXISTS projects (
     slug TEXT PRIMARY KEY,
-    dir_mtime_ns INTEGER NOT NULL
+    dir_mtime_ns INTEGER NOT NULL,
+    entries INTEGER NOT NULL DEFAULT 0
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     {", ".join(COLUMNS)},
@@ -262,8 +263,9 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
         else:
             racy = time.time() - dir_mtime / 1e9 < RACY_SECONDS
             conn.execute(
-                "INSERT OR REPLACE INTO projects(slug, dir_mtime_ns) VALUES (?, ?)",
-                (slug, -1 if racy else dir_mtime),
+                "INSERT OR REPLACE INTO projects(slug, dir_mtime_ns, entries)"
+                " VALUES (?, ?, (SELECT count(*) FROM docs WHERE project = ?))",
+                (slug, -1 if racy else dir_mtime, slug),
             )
         conn.execute("COMMIT")
     except BaseException:
@@ -444,16 +446,19 @@ def search(
     rowids: tuple[int | None, int | None] = (None, None),
     reported: Terms | None = None,
     with_matched: bool = True,
+    by_scope: bool = True,
 ) -> list[Hit]:
     """Entries matching any term, best first, within `projects` (None: all),
     optionally only those with `low < rowid <= high` (newer entries have higher rowids).
     A term may be a list of alternatives: `Hit.matched` then names it by its first.
     `Hit.matched` checks the `reported` terms when given (they may be more than are searched);
-    with `with_matched=False` it is left empty for the caller (who may know it already)."""
+    with `with_matched=False` it is left empty for the caller (who may know it already).
+    `by_scope=False` leaves the projects to the join on `docs` alone: cheaper when they hold
+    most of the index, since FTS5 would then merge the scope token's long doclist for nothing."""
     terms = list(terms)
     if limit <= 0 or (projects is not None and not projects):
         return []
-    query = scoped_query(terms, projects)
+    query = scoped_query(terms, projects if by_scope else None)
     if not query:
         return []
     where = ["fts MATCH ?"]
@@ -516,24 +521,56 @@ def matching_rows(conn: sqlite3.Connection, terms: Terms, ids: list[int], *, col
 
 
 def scope_size(conn: sqlite3.Connection, projects: list[str]) -> int:
+    """How many entries these projects have (kept in `projects` by `sync`: counting a big
+    project's rows on every prompt would cost milliseconds)."""
     if not projects:
         return 0
-    return conn.execute(f"SELECT count(*) FROM docs WHERE project IN ({','.join('?' * len(projects))})",
-                        projects).fetchone()[0]
+    marks = ",".join("?" * len(projects))
+    known = dict(conn.execute(f"SELECT slug, entries FROM projects WHERE slug IN ({marks})", projects).fetchall())
+    missing = [p for p in projects if p not in known]
+    if missing:
+        known[""] = conn.execute(f"SELECT count(*) FROM docs WHERE project IN ({','.join('?' * len(missing))})",
+                                 missing).fetchone()[0]
+    return sum(known.values())
 
 
-def term_rows(conn: sqlite3.Connection, terms: Terms, projects: list[str], *, limit: int,
-              columns: str = "") -> list[list[int]]:
-    """For each term (or group), the entries of `projects` containing it (in `columns`, an FTS5
-    column filter, when given), at most `limit` of them. Walking the scope's rows is cheap;
-    seeking single rowids in a large index is not (each costs a doclist lookup per phrase)."""
+def term_counts(conn: sqlite3.Connection, terms: Terms, projects: list[str], *, cap: int) -> list[int]:
+    """For each term (or group), in how many entries of `projects` it occurs, counted up to `cap`
+    (FTS5 walks only the scope's rows, and stops at `cap`)."""
+    scope = f"scope:({' OR '.join(scope_token(p) for p in projects)})"
+    return [
+        conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)",
+                     (f"{scope} AND ({fts_query([term])})", cap)).fetchone()[0]
+        for term in terms
+    ]
+
+
+def probe(conn: sqlite3.Connection, ids: list[int]) -> sqlite3.Connection:
+    """A throw-away in-memory FTS5 table (same tokenizer) holding only these entries' text.
+
+    Which of a few entries contain which terms is asked there: in the real index each
+    answer costs a doclist lookup per phrase per entry, and ~0.1 ms each adds up fast in
+    a large index; in a table of a few dozen rows it is nothing."""
+    mem = sqlite3.connect(":memory:")
+    mem.execute(f"CREATE VIRTUAL TABLE fts USING fts5({', '.join(COLUMNS[:-1])},"
+                " tokenize = 'porter unicode61 remove_diacritics 2')")
+    if ids:
+        rows = conn.execute(f"SELECT rowid, {', '.join(COLUMNS[:-1])} FROM fts"
+                            f" WHERE rowid IN ({','.join('?' * len(ids))})", ids).fetchall()
+        mem.executemany(f"INSERT INTO fts(rowid, {', '.join(COLUMNS[:-1])}) VALUES (?,?,?,?,?,?)", rows)
+    return mem
+
+
+def probe_rows(mem: sqlite3.Connection, terms: Terms, *, columns: str = "") -> list[set[int]]:
+    """For each term (or group), the rows of a `probe` table that contain it (in `columns`, an
+    FTS5 column filter such as `{title prompt}`, when given)."""
     out = []
     for term in terms:
         query = fts_query([term])
         if columns and query:
             query = f"{columns} : ({query})"
-        query = f"scope:({' OR '.join(scope_token(p) for p in projects)}) AND ({query})"
-        out.append([row[0] for row in conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?", (query, limit))])
+        out.append({row[0] for row in mem.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (query,))}
+                   if query else set())
     return out
 
 

@@ -36,7 +36,7 @@ import re
 import time
 
 from .framing import cut, frame, frame_overhead, neutralise, one_line
-from .index import STRONG_COLUMNS, Hit, matching_rows, max_rowid, scope_size, search, term_rows
+from .index import STRONG_COLUMNS, Hit, max_rowid, probe, probe_rows, scope_size, search, term_counts
 from .lexicon import bare_forms, is_phrase, related
 
 MAX_MATCHES = 3
@@ -47,11 +47,12 @@ RELATIVE_FLOOR = 0.3
 MAX_TERMS = 16
 MAX_ALTERNATIVES = 8  # related words searched per prompt term
 COMMON_SHARE = 0.2
+RECOUNT_CAP = 4000  # when every term is that common, counting further tells the two least common
 COMMON_CAP = 400  # a term in this many entries of the scope is common whatever the share (and counting stops)
-ROWS_LIMIT = 5000  # per term, rows of the scope read to know which entries contain it
 WEAK_MATCH = 0.5  # a term found only in the steps or the result
 MIN_COVERAGE = 0.5  # share of what the prompt's terms say (by rarity) the entry must contain
 PROMPT_SCAN_CHARS = 4000  # a 1 MB paste is judged by its start
+SELECTIVE_SCOPE = 4  # the scope token filters the FTS5 query when the scope is under 1/4 of the index
 CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
 
@@ -200,7 +201,7 @@ class _Weighed:
 
     found: the terms that occur in scope; searched: those worth asking FTS5 for (without
     the common ones unless fewer than two would be left); per term, which entries contain
-    it (anywhere, and in the title or prompt), hence how rare it is."""
+    it (anywhere, and in the title or prompt) and how often it occurs in scope."""
 
     def __init__(self, conn, terms: list[list[str]], projects: list[str]) -> None:
         self.conn = conn
@@ -214,29 +215,37 @@ class _Weighed:
         self.cap = max(2, min(int(self.size * COMMON_SHARE) + 1, COMMON_CAP))
         if not terms or not self.size:
             return
-        rows = term_rows(conn, terms, projects, limit=ROWS_LIMIT)
-        self.found = [t for t, r in zip(terms, rows) if r]
-        self.rows = {t[0]: set(r) for t, r in zip(terms, rows) if r}
-        self.strong = dict(zip((t[0] for t in self.found),
-                               map(set, term_rows(conn, self.found, projects, limit=ROWS_LIMIT,
-                                                  columns=STRONG_COLUMNS))))
-        self.counts = {label: len(r) for label, r in self.rows.items()}
+        counts = term_counts(conn, terms, projects, cap=self.cap)
+        self.found = [t for t, n in zip(terms, counts) if n]
+        self.counts = {t[0]: n for t, n in zip(terms, counts) if n}
         self.searched = [t for t in self.found if not self.is_common(t[0])]
         if len(self.searched) < 2:
-            self.searched = sorted(self.found, key=lambda t: self.counts[t[0]])[:2]
+            capped = [t for t in self.found if self.counts[t[0]] >= COMMON_CAP]
+            if len(capped) > 2:  # which are the least common? count further (only big projects get here)
+                order = dict(zip((t[0] for t in capped), term_counts(conn, capped, projects, cap=RECOUNT_CAP)))
+            else:
+                order = self.counts
+            self.searched = sorted(self.found, key=lambda t: order.get(t[0], self.counts[t[0]]))[:2]
+        # a term in COMMON_CAP entries or more is searched without its related words: they
+        # would only widen what FTS5 must score (hundreds more rows) for the least telling term
+        self.searched = [t[:1] if self.counts[t[0]] >= COMMON_CAP else t for t in self.searched]
         self._idf = {label: math.log((self.size + 1) / (n + 0.5)) for label, n in self.counts.items()}
 
     def mark(self, hits: list[Hit]) -> None:
-        """Set each hit's matched terms (the prompt's labels), strongest evidence first known."""
-        unsure = [t for t in self.found if len(self.rows[t[0]]) >= ROWS_LIMIT]
-        if unsure and hits:  # a huge scope: ask about these hits directly
-            ids = [hit.doc_id for hit in hits]
-            for term, found, strong in zip(unsure, matching_rows(self.conn, unsure, ids),
-                                           matching_rows(self.conn, unsure, ids, columns=STRONG_COLUMNS)):
-                self.rows[term[0]] |= found
-                self.strong[term[0]] |= strong
+        """Set each hit's matched terms, and note which are in its title or prompt."""
+        if not hits:
+            return
+        mem = probe(self.conn, [hit.doc_id for hit in hits])
+        try:
+            labels = [t[0] for t in self.found]
+            for label, rows in zip(labels, probe_rows(mem, self.found)):
+                self.rows.setdefault(label, set()).update(rows)
+            for label, rows in zip(labels, probe_rows(mem, self.found, columns=STRONG_COLUMNS)):
+                self.strong.setdefault(label, set()).update(rows)
+        finally:
+            mem.close()
         for hit in hits:
-            hit.matched = [t[0] for t in self.found if hit.doc_id in self.rows[t[0]]]
+            hit.matched = [label for label in labels if hit.doc_id in self.rows[label]]
 
     def is_common(self, label: str) -> bool:
         return self.counts.get(label, 0) >= self.cap
@@ -275,7 +284,8 @@ def _judge(weighed: _Weighed, hits: list[Hit], required: int) -> dict[int, str |
 
 def _candidates(conn, weighed: _Weighed, projects, session_id, already_injected, rowids) -> list[Hit]:
     return search(conn, weighed.searched, projects, limit=CANDIDATES, exclude_session=session_id or None,
-                  exclude_paths=already_injected, rowids=rowids, with_matched=False)
+                  exclude_paths=already_injected, rowids=rowids, with_matched=False,
+                  by_scope=weighed.size * SELECTIVE_SCOPE < max(max_rowid(conn), 1))
 
 
 def required_terms(n_terms: int) -> int:
