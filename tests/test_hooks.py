@@ -121,7 +121,7 @@ def test_dry_run_explains_and_changes_nothing(world):
     assert out.returncode == 0
     report = out.stdout.decode()
     assert f"chosen: --home-dev-shop--/bank/{LOGIN_ENTRY}" in report
-    assert "matched: session, cookie" in report and "score" in report
+    assert "session, cookie" in report and "matched:" in report and "score" in report
     assert '"hookEventName": "UserPromptSubmit"' in report
     result, _ = hook(env, "user-prompt-submit", "claude-code", {"session_id": "s-dry", "cwd": SHOP, "prompt": PROMPT})
     assert LOGIN_ENTRY in context_of(result)  # the dry run did not mark it as injected
