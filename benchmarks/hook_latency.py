@@ -107,6 +107,14 @@ def hook_latency(entries: int, runs: int) -> dict:
     time.sleep(2.5)  # let the bank folder's mtime settle (index.RACY_SECONDS), as it has in steady state
     python = os.path.realpath(sys.executable)
     stamp = locs.agent_dir / ".last-pass"  # a pass just ran: nothing new to bank
+    # Steady state, as on a machine where the hooks have run before: a pass has created the
+    # ledger, and the modules are compiled (pip compiles them at install; here one untimed run).
+    from harnesslink_core import autobank
+
+    autobank.run_pass(locs)
+    subprocess.run([python, str(REPO / "hooks" / "user-prompt-submit"), "--harness", "claude-code"],
+                   input=json.dumps({"session_id": "warm-up", "cwd": cwd, "prompt": PROMPTS[0]}).encode(),
+                   env=env, capture_output=True, check=False)
     bare, prompt, start = [], [], []
     injected = 0
     for i in range(runs):
