@@ -1,7 +1,7 @@
 """The autobank pass (SPEC §5): read new transcript bytes, settle turns, bank each exactly once.
 
 One pass at a time holds `autobank.lock`; a hook that finds it taken does
-not wait. For each enabled harness the pass stats every transcript, reads
+not wait (except a stop signal, briefly). For each enabled harness the pass stats every transcript, reads
 only files that changed (or hold a turn that may now settle by the quiet
 rule), from where the last read left the first unsettled turn, within a
 byte budget. Settled turns are reserved in the ledger, written, then marked
@@ -32,12 +32,12 @@ FIRST_WINDOW = 30 * 86400
 QUIET = 300.0  # a transcript quiet this long settles its answered last turn
 GIVE_UP = 7 * 86400.0  # a turn still waiting after this long is dropped
 SKIP_RESULT_CHARS = 200
-HEAD_BYTES = 4096
+HEAD_BYTES = 4096  # digests that tell a file replaced or rewritten from one that grew
 ANCHOR_BYTES = 256
-STOP_RETRIES = 20
-STOP_WAIT = 10.0
-DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
+STOP_WAIT = 10.0  # a stop signal waits this long for a running pass
+STOP_RETRIES = 20  # ... and re-reads a transcript that lags behind the hook this often
 STOP_RETRY_DELAY = 0.1
+DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
 
 
 @dataclass
