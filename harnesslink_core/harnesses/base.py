@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -45,6 +45,27 @@ class Harness(Protocol):
 
 
 MAX_LINE = 64 * 1024 * 1024  # a line longer than this is skipped unread
+
+
+def scan_files(folder: os.PathLike[str] | str, wanted: Callable[[str], bool], depth: int | None,
+               skip_dir: Callable[[str], bool] = lambda name: False) -> Iterator[os.DirEntry[str]]:
+    """Files `depth` folders below `folder` (None: at any depth) whose name is `wanted`, sorted by path.
+
+    Yields os.DirEntry, not Path: listing thousands of transcripts on every pass must stay cheap.
+    """
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if depth in (0, None) and wanted(entry.name) and entry.is_file():
+                yield entry
+            elif depth != 0 and entry.is_dir(follow_symlinks=False) and not skip_dir(entry.name):
+                yield from scan_files(entry.path, wanted, None if depth is None else depth - 1, skip_dir)
+        except OSError:
+            continue
 
 
 def iter_lines(f: BinaryIO, start: int) -> Iterator[tuple[int, int, bytes]]:

@@ -31,6 +31,7 @@ guard, a turn with a UUID turn id carries it as `dedupe_id`, which a copy shares
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -43,7 +44,7 @@ import orjson
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
 from ..paths import Locations
-from .base import decode, is_injected, iter_lines, normalise_tool, strip_injected, text_of
+from .base import decode, is_injected, iter_lines, normalise_tool, scan_files, strip_injected, text_of
 
 NAME = "codex"
 
@@ -84,22 +85,23 @@ def detect(locs: Locations) -> bool:
     return home(locs).is_dir() or shutil.which("codex", path=locs.env.get("PATH", "")) is not None
 
 
-def _rollout_files(locs: Locations, pattern: str) -> Iterator[Path]:
-    root = home(locs)
+def _rollout_files(locs: Locations, suffix: str) -> Iterator[os.DirEntry[str]]:
+    """`sessions/YYYY/MM/DD/rollout-*<suffix>`, then `archived_sessions/` (flat or dated)."""
+    def wanted(name: str) -> bool:
+        return name.startswith("rollout-") and name.endswith(suffix)
+
     for folder in ("sessions", "archived_sessions"):
-        base = root / folder
-        if base.is_dir():
-            yield from sorted(p for p in base.rglob(pattern) if p.is_file())
+        yield from scan_files(home(locs) / folder, wanted, None)
 
 
-def iter_transcripts(locs: Locations) -> Iterator[Path]:
+def iter_transcripts(locs: Locations) -> Iterator[os.DirEntry[str]]:
     """Every plain rollout file, live and archived."""
-    yield from _rollout_files(locs, "rollout-*.jsonl")
+    yield from _rollout_files(locs, ".jsonl")
 
 
 def count_unreadable(locs: Locations) -> int:
     """Compressed rollouts (`.jsonl.zst`): we have no zstd reader, `status` reports them."""
-    return sum(1 for _ in _rollout_files(locs, "rollout-*.jsonl.zst"))
+    return sum(1 for _ in _rollout_files(locs, ".jsonl.zst"))
 
 
 def unreadable(locs: Locations) -> str | None:

@@ -18,6 +18,8 @@ the reader are shared with pi in `pi_family.py`.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,7 +58,7 @@ def detect(locs: Locations) -> bool:
     return home(locs).is_dir() or any(root.is_dir() for root in session_roots(locs))
 
 
-def iter_transcripts(locs: Locations) -> Iterator[Path]:
+def iter_transcripts(locs: Locations) -> Iterator[os.DirEntry[str]]:
     for root in session_roots(locs):
         yield from pi_family.session_files(root)
 

@@ -6,6 +6,8 @@ The file format and the reader are shared with omp in `pi_family.py`.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ def detect(locs: Locations) -> bool:
     return home(locs).is_dir()
 
 
-def iter_transcripts(locs: Locations) -> Iterator[Path]:
+def iter_transcripts(locs: Locations) -> Iterator[os.DirEntry[str]]:
     yield from pi_family.session_files(home(locs) / "sessions")
 
 

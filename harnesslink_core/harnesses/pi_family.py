@@ -44,6 +44,7 @@ Choices worth knowing:
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,7 @@ from typing import Any
 
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
-from .base import decode, iter_lines, normalise_tool, strip_injected, text_of
+from .base import decode, iter_lines, normalise_tool, scan_files, strip_injected, text_of
 
 # Folders that sit beside the per-cwd session folders or inside them and never
 # hold top-level sessions (nicobailon/pi-subagents).
@@ -62,24 +63,16 @@ TODO_MARKS = {"completed": "x", "done": "x", "in_progress": "~", "blocked": "!",
 _NEVER_PROMPT_ROLES = {"assistant", "toolResult"}
 
 
-def session_files(sessions_root: Path) -> Iterator[Path]:
+def session_files(sessions_root: Path) -> Iterator[os.DirEntry[str]]:
     """`*.jsonl` files directly inside each `<sessions_root>/<dir>/`, sorted.
 
     Subagent transcripts live one level deeper (`<dir>/<session>/...`) and are
     not listed.
     """
-    try:
-        folders = sorted(p for p in sessions_root.iterdir() if p.is_dir())
-    except OSError:
-        return
-    for folder in folders:
-        if folder.name in _NOT_SESSION_DIRS or folder.name.startswith("run-"):
-            continue
-        try:
-            files = sorted(p for p in folder.glob("*.jsonl") if p.is_file())
-        except OSError:
-            continue
-        yield from files
+    yield from scan_files(
+        sessions_root, lambda name: name.endswith(".jsonl"), 1,
+        skip_dir=lambda name: name in _NOT_SESSION_DIRS or name.startswith("run-"),
+    )
 
 
 def is_subagent_path(path: Path) -> bool:

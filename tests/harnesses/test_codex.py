@@ -541,7 +541,7 @@ def test_transcripts_live_and_archived_are_listed_and_compressed_ones_counted(tm
         path.write_bytes(b"")
     locs = locations({"HOME": str(tmp_path), "CODEX_HOME": str(codex_home), "PATH": ""})
     assert codex.home(locs) == codex_home
-    assert list(codex.iter_transcripts(locs)) == [live, archived]
+    assert [Path(p) for p in codex.iter_transcripts(locs)] == [live, archived]
     assert codex.count_unreadable(locs) == 1
     assert codex.detect(locs)
 
@@ -552,7 +552,7 @@ def test_home_defaults_to_dot_codex_and_detect_looks_on_path(tmp_path: Path) -> 
     locs = locations({"HOME": str(tmp_path), "PATH": str(bin_dir)})
     assert codex.home(locs) == tmp_path / ".codex"
     assert not codex.detect(locs)
-    assert list(codex.iter_transcripts(locs)) == [] and codex.count_unreadable(locs) == 0
+    assert [Path(p) for p in codex.iter_transcripts(locs)] == [] and codex.count_unreadable(locs) == 0
     exe = bin_dir / "codex"
     exe.write_text("#!/bin/sh\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)

@@ -240,7 +240,7 @@ def test_iter_transcripts_lists_sessions_but_not_subagent_files(tmp_path: Path):
     _touch(sessions / "-code-app" / stem / "3.bash.log")
     locs = locations({"HOME": str(tmp_path)})
     assert omp.detect(locs)
-    assert list(omp.iter_transcripts(locs)) == wanted
+    assert [Path(p) for p in omp.iter_transcripts(locs)] == wanted
 
 
 def test_profiles_and_config_dir_name_are_followed(tmp_path: Path):
@@ -252,7 +252,7 @@ def test_profiles_and_config_dir_name_are_followed(tmp_path: Path):
     _touch(tmp_path / ".omp" / "agent" / "sessions" / "-c" / "3.jsonl")  # the default root is not ours now
     locs = locations({"HOME": str(tmp_path), "PI_CONFIG_DIR": ".omp-dev"})
     assert omp.home(locs) == root / "agent"
-    assert list(omp.iter_transcripts(locs)) == wanted
+    assert [Path(p) for p in omp.iter_transcripts(locs)] == wanted
 
 
 def test_xdg_data_home_sessions_are_listed_once_omp_moved_there(tmp_path: Path):
@@ -261,7 +261,7 @@ def test_xdg_data_home_sessions_are_listed_once_omp_moved_there(tmp_path: Path):
     assert not omp.detect(locs)
     wanted = _touch(xdg / "omp" / "sessions" / "-code" / "s.jsonl")
     assert omp.detect(locs)
-    assert list(omp.iter_transcripts(locs)) == [wanted]
+    assert [Path(p) for p in omp.iter_transcripts(locs)] == [wanted]
 
 
 def test_pi_coding_agent_dir_is_left_to_pi(tmp_path: Path):
@@ -269,5 +269,5 @@ def test_pi_coding_agent_dir_is_left_to_pi(tmp_path: Path):
     _touch(shared / "sessions" / "--w--" / "s.jsonl")
     locs = locations({"HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(shared)})
     assert omp.home(locs) == tmp_path / ".omp" / "agent"
-    assert list(omp.iter_transcripts(locs)) == []
+    assert [Path(p) for p in omp.iter_transcripts(locs)] == []
     assert not omp.detect(locs)

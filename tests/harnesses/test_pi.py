@@ -224,7 +224,7 @@ def test_generated_pi_session_is_listed_by_iter_transcripts():
     if not sessions.is_dir():
         pytest.skip("no generated pi transcripts")
     locs = locations({"HOME": str(GENERATED), "PI_CODING_AGENT_DIR": str(GENERATED / "pi")})
-    assert list(pi.iter_transcripts(locs)) == sorted(sessions.glob("*/*.jsonl"))
+    assert [Path(p) for p in pi.iter_transcripts(locs)] == sorted(sessions.glob("*/*.jsonl"))
 
 
 # -- forks --------------------------------------------------------------------------
@@ -513,7 +513,7 @@ def test_iter_transcripts_lists_sessions_but_not_subagent_files(tmp_path: Path):
     _touch(sessions / "stray.jsonl")  # not inside a cwd folder
     locs = locations({"HOME": str(tmp_path)})
     assert pi.detect(locs)
-    assert list(pi.iter_transcripts(locs)) == wanted
+    assert [Path(p) for p in pi.iter_transcripts(locs)] == wanted
 
 
 def test_home_honours_pi_coding_agent_dir(tmp_path: Path):
@@ -521,14 +521,14 @@ def test_home_honours_pi_coding_agent_dir(tmp_path: Path):
     wanted = _touch(custom / "sessions" / "--w--" / "s.jsonl")
     locs = locations({"HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(custom)})
     assert pi.home(locs) == custom
-    assert list(pi.iter_transcripts(locs)) == [wanted]
+    assert [Path(p) for p in pi.iter_transcripts(locs)] == [wanted]
     assert pi.home(locations({"HOME": str(tmp_path), "PI_CODING_AGENT_DIR": "~/pi-home"})) == tmp_path / "pi-home"
 
 
 def test_detect_is_false_without_a_pi_folder(tmp_path: Path):
     locs = locations({"HOME": str(tmp_path)})
     assert not pi.detect(locs)
-    assert list(pi.iter_transcripts(locs)) == []
+    assert [Path(p) for p in pi.iter_transcripts(locs)] == []
 
 
 def test_file_in_a_session_folder_is_an_excluded_subagent(tmp_path: Path):
