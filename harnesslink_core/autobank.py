@@ -179,6 +179,7 @@ class _Pass:
         self.owner = owner_id()
         self.report = PassReport()
         self.sessions: dict[tuple[str, str], tuple[str, list[StateUpdate]]] = {}
+        self.listings: dict[Path, set[str]] = {}
 
     def run(self, *, harnesses: list[str] | None, paths: list[Path] | None, stop: StopSignal | None) -> PassReport:
         switches = config.switches(self.locs)
@@ -398,8 +399,9 @@ class _Pass:
         written: list[tuple[Turn, Path, str]] = []
         for turn in to_write:
             slug = bank.project_slug(turn.cwd)
+            folder = self.locs.memories / slug / "bank"
             try:
-                path = bank.write(self.locs.memories / slug / "bank", bank.render(turn), sync_folder=False)
+                path = bank.write(folder, bank.render(turn), sync_folder=False, listing=self._listing(folder))
             except OSError as exc:
                 # a full disk or a read-only tree: the reservation lapses and a later pass retries
                 self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None)
@@ -418,6 +420,15 @@ class _Pass:
             self.report.entries.append(path)
             self.report.touched.add(slug)
         return retry
+
+    def _listing(self, folder: Path) -> set[str]:
+        """A bank folder's file names, listed once per pass (every writer holds the pass lock)."""
+        if folder not in self.listings:
+            try:
+                self.listings[folder] = set(os.listdir(folder))
+            except FileNotFoundError:
+                self.listings[folder] = set()
+        return self.listings[folder]
 
     def _rewrote(self, turn: Turn) -> bool:
         """An entry that follows its source (Antigravity): rewrite it when what it shows changed."""

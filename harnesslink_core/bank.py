@@ -137,13 +137,18 @@ def render(turn: Turn) -> Entry:
     )
 
 
-def find_entry(bank_dir: Path, file_iso: str, turn_key: str) -> Path | None:
-    """An entry already written for this turn (a pass killed after writing, before recording it)."""
+def find_entry(bank_dir: Path, file_iso: str, turn_key: str, listing: set[str] | None = None) -> Path | None:
+    """An entry already written for this turn (a pass killed after writing, before recording it).
+
+    `listing` is the folder's file names if the caller already has them (a pass writing many).
+    """
     marker = f"turn_key: {_quote(turn_key)}\n".encode()
-    try:
-        names = [n for n in os.listdir(bank_dir) if n.startswith(file_iso + "--") and n.endswith(".md")]
-    except FileNotFoundError:
-        return None
+    if listing is None:
+        try:
+            listing = set(os.listdir(bank_dir))
+        except FileNotFoundError:
+            return None
+    names = [n for n in listing if n.startswith(file_iso + "--") and n.endswith(".md")]
     for name in names:
         try:
             with open(bank_dir / name, "rb") as f:
@@ -154,15 +159,16 @@ def find_entry(bank_dir: Path, file_iso: str, turn_key: str) -> Path | None:
     return None
 
 
-def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True) -> Path:
+def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: set[str] | None = None) -> Path:
     """Write the entry under a name no other entry has, atomically; return its path.
 
     The file appears whole or not at all: it is written to a temporary name
     (not ending in .md, so the uploader never sees it) and linked into place,
     which fails rather than replaces when the name is taken. A caller writing many entries
-    may sync their folder once itself (`sync_folder=False`, then `fsync_dir`).
+    may sync their folder once itself (`sync_folder=False`, then `fsync_dir`) and hand in the
+    folder's names (`listing`, kept up to date here) instead of listing it for each entry.
     """
-    existing = find_entry(bank_dir, entry.file_iso, entry.turn_key)
+    existing = find_entry(bank_dir, entry.file_iso, entry.turn_key, listing)
     if existing:
         return existing
     bank_dir.mkdir(parents=True, exist_ok=True)
@@ -182,6 +188,8 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True) -> Path:
             if _place(tmp, target):
                 if sync_folder:
                     fsync_dir(bank_dir)
+                if listing is not None:
+                    listing.add(target.name)
                 return target
         raise FileExistsError(f"no free name for {entry.name_stem} in {bank_dir}")
     finally:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import frontmatter
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harnesslink_core import bank
 from harnesslink_core.model import Action, Turn
@@ -119,3 +121,15 @@ def test_write_is_atomic_and_leaves_no_temporary(tmp_path: Path) -> None:
     assert [p.name for p in folder.iterdir()] == [path.name]
     again = bank.write(folder, bank.render(make_turn(result="x" * 300)))
     assert again == path and len(list(folder.iterdir())) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80), st.sampled_from(sorted(SECRETS)), st.text(max_size=80))
+def test_the_quick_filter_never_hides_a_secret(before: str, kind: str, after: str) -> None:
+    from harnesslink_core import redact as module
+
+    text = before + " " + SECRETS[kind] + " " + after
+    slow = text
+    for name, pattern in module.PATTERNS:
+        slow = pattern.sub(lambda m, k=name: module._sub(k, m), slow)
+    assert redact(text) == slow
