@@ -34,18 +34,18 @@ class Plan:
     refused: Refused | None = None
 
 
+def add_common_arguments(parser: argparse.ArgumentParser, *, harness_help: str) -> None:
+    """--dry-run and --harness, the same for install.py and uninstall.py."""
+    parser.add_argument("--dry-run", action="store_true", help="show the diff of every file it would change; change nothing")
+    parser.add_argument("--harness", action="append", choices=list(WIRINGS), help=harness_help)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="install.py",
         description="Wire HarnessLink's memory hooks into Claude Code, Codex, pi and omp.",
     )
-    parser.add_argument("--dry-run", action="store_true", help="show the diff of every file it would change; change nothing")
-    parser.add_argument(
-        "--harness",
-        action="append",
-        choices=list(WIRINGS),
-        help="wire only this harness, even when it was not detected (repeatable)",
-    )
+    add_common_arguments(parser, harness_help="wire only this harness, even when it was not detected (repeatable)")
     parser.add_argument(
         "--no-venv",
         action="store_true",

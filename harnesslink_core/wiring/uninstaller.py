@@ -19,7 +19,7 @@ from typing import TextIO
 from ..paths import Locations, locations
 from . import environment
 from .files import FileChange, Refused, apply
-from .installer import manifest_path, read_manifest
+from .installer import add_common_arguments, manifest_path, read_manifest
 from .registry import WIRINGS
 
 
@@ -28,13 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="uninstall.py",
         description="Remove HarnessLink's hooks from every harness, and its private environment.",
     )
-    parser.add_argument("--dry-run", action="store_true", help="show the diff of every file it would change; change nothing")
-    parser.add_argument(
-        "--harness",
-        action="append",
-        choices=list(WIRINGS),
-        help="unwire only this harness (repeatable); the environment stays for the others",
-    )
+    add_common_arguments(parser, harness_help="unwire only this harness (repeatable); the environment stays for the others")
     parser.add_argument(
         "--purge",
         action="store_true",
