@@ -229,8 +229,8 @@ def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
                     states.append(StateUpdate(at=ts or 0.0, kind="compaction", note="Conversation compacted"))
                 elif (subtype in END_OF_TURN_SUBTYPES and current is not None and not current.pending
                       and not obj.get("preventedContinuation")):  # a Stop hook that blocks keeps the turn going
-                    if not current.ended_marked and ts:
-                        current.turn.ended = max(current.turn.ended, ts)
+                    # the turn finished with its last message, not when the Stop hooks ran after it:
+                    # an entry's time must not depend on whether hooks are installed
                     current.turn.closed = current.ended_marked = True
             if current is not None and ts and kind != "system" and not current.ended_marked:
                 current.turn.ended = max(current.turn.ended, ts)

@@ -85,8 +85,8 @@ def test_turn_ends_when_it_finished_not_at_later_plumbing() -> None:
     turns = turns_of(CC / "oneryalcin__fasthooks__sample_main_transcript.jsonl")
     from harnesslink_core.clock import iso
 
-    # the stop_hook_summary line closes it; the compaction lines after it do not move its end
-    assert iso(turns[4].ended) == "2026-01-02T19:20:40.255Z"
+    # its last message ends it (not the stop_hook_summary after it, nor the compaction lines later)
+    assert iso(turns[4].ended) == "2026-01-02T19:20:39.984Z"
 
 
 def test_todowrite_feeds_the_state() -> None:
