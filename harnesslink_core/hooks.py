@@ -346,8 +346,6 @@ def run(argv: list[str], stdin=None) -> tuple[dict, list[str]]:
         finally:
             notes += ctx.notes
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
-        if isinstance(exc, KeyboardInterrupt):
-            pass
         _log_anywhere(f"{event or 'hook'} failed", exc)
         notes.append(f"failed: {exc!r} (logged)")
         context = ""
