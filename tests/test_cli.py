@@ -78,3 +78,18 @@ def test_backfill_runs_as_a_real_command(locs, isolated_home: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "harnesslink_core.main", "backfill", "--days", "30"],
                          capture_output=True, text=True, cwd=ROOT, check=True)
     assert "banked 1" in out.stdout
+
+
+def test_status_says_what_it_could_not_read(locs, isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    zst = isolated_home / ".codex" / "sessions" / "2026" / "11" / "01" / "rollout-2026-11-01T10-00-00-x.jsonl.zst"
+    zst.parent.mkdir(parents=True)
+    zst.write_bytes(b"\x28\xb5\x2f\xfd")
+    pb = isolated_home / ".gemini" / "antigravity" / "conversations" / "c1.pb"
+    pb.parent.mkdir(parents=True)
+    pb.write_bytes(b"\x0a\x03abc")
+    assert main(["status", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["harnesses"]
+    assert "1 compressed rollouts" in data["codex"]["unreadable"]
+    assert "encrypted" in data["antigravity"]["unreadable"]
+    assert main(["status"]) == 0
+    assert "unreadable: 1 compressed rollouts" in capsys.readouterr().out
