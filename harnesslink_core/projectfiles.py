@@ -7,6 +7,8 @@ import re
 import tempfile
 from pathlib import Path
 
+from .entries import split_frontmatter
+
 START = "<!-- superpi:index:start -->"
 END = "<!-- superpi:index:end -->"
 DEFAULT_HEADER = (
@@ -27,48 +29,13 @@ def entry_names(project_dir: Path) -> list[str]:
 
 
 def read_header(path: Path) -> dict[str, object]:
-    """The few frontmatter fields the index and summaries need, without a YAML parser."""
-    fields: dict[str, object] = {}
+    """An entry's frontmatter, read from its head only (the index and summaries need no more)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             head = f.read(16384)
     except OSError:
-        return fields
-    if not head.startswith("---"):
-        return fields
-    block = head[3:].split("\n---", 1)[0]
-    tags: list[str] = []
-    in_tags = False
-    for line in block.splitlines():
-        if in_tags and line.startswith("  - "):
-            tags.append(_unquote(line[4:].strip()))
-            continue
-        in_tags = False
-        match = re.match(r"([A-Za-z_]+):\s*(.*)$", line)
-        if not match:
-            continue
-        key, value = match.groups()
-        if key == "tags":
-            in_tags = value.strip() == ""
-            if value.strip().startswith("["):
-                tags = [_unquote(t.strip()) for t in value.strip()[1:-1].split(",") if t.strip()]
-        else:
-            fields[key] = _unquote(value.strip())
-    fields["tags"] = tags
-    return fields
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        import json
-
-        try:
-            return str(json.loads(value))
-        except ValueError:
-            return value[1:-1]
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1].replace("''", "'")
-    return value
+        return {}
+    return split_frontmatter(head)[0]
 
 
 def rebuild_main(project_dir: Path) -> bool:
