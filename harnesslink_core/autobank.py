@@ -24,7 +24,7 @@ from . import background, bank, clock, config, log, projectfiles, state
 from .harnesses import registry
 from .harnesses.base import Harness, file_digest
 from .ledger import FileRecord, Ledger, open_ledger, owner_id
-from .model import Reading, StateUpdate, Turn
+from .model import StateUpdate, Turn
 from .paths import Locations
 
 DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
@@ -150,16 +150,6 @@ def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 
             break
         time.sleep(DRAIN_PAUSE)
     return total
-
-
-def spawn_background_pass(locs: Locations) -> None:
-    try:
-        background.spawn_background_pass(locs)
-    except Exception as exc:  # noqa: BLE001
-        log.error(locs, "could not start a background pass", exc)
-
-
-pass_due = background.pass_due
 
 
 def _enabled(locs: Locations, requested: list[str] | None) -> list[str]:

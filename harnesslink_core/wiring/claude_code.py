@@ -7,7 +7,7 @@ from pathlib import Path
 from ..paths import Locations
 from . import hooks_json
 from .base import detect_by
-from .files import FileChange, read_bytes
+from .files import read_bytes
 
 NAME = "claude-code"
 
