@@ -47,13 +47,13 @@ def title_slug(title: str) -> str:
     return slug or "turn"
 
 
-def _quote(value: str) -> str:
+def yaml_quote(value: str) -> str:
     # A JSON string is a valid YAML double-quoted scalar; escape the line separators YAML would fold.
     return orjson.dumps(value).decode().replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def _tag(name: str) -> str:
-    return name if re.fullmatch(r"[a-z0-9_][a-z0-9_.-]*", name) else _quote(name)
+    return name if re.fullmatch(r"[a-z0-9_][a-z0-9_.-]*", name) else yaml_quote(name)
 
 
 def _guard_headings(text: str) -> str:
@@ -98,14 +98,14 @@ def render(turn: Turn) -> Entry:
     head = [
         "---",
         f"id: {file_iso}",
-        f"ts: {_quote(ts)}",
-        f"title: {_quote(title)}",
+        f"ts: {yaml_quote(ts)}",
+        f"title: {yaml_quote(title)}",
         "tags:" + ("" if tag_list else " []"),
         *[f"  - {_tag(t)}" for t in tag_list],
-        f"cwd: {_quote(turn.cwd)}",
-        f"session_id: {_quote(turn.session_id)}",
+        f"cwd: {yaml_quote(turn.cwd)}",
+        f"session_id: {yaml_quote(turn.session_id)}",
         f"harness: {turn.harness}",
-        f"turn_key: {_quote(turn.key)}",
+        f"turn_key: {yaml_quote(turn.key)}",
         f"source: autobank:{turn.harness}",
         "---",
         "",
@@ -142,7 +142,7 @@ def find_entry(bank_dir: Path, file_iso: str, turn_key: str, listing: set[str] |
 
     `listing` is the folder's file names if the caller already has them (a pass writing many).
     """
-    marker = f"turn_key: {_quote(turn_key)}\n".encode()
+    marker = f"turn_key: {yaml_quote(turn_key)}\n".encode()
     if listing is None:
         try:
             listing = set(os.listdir(bank_dir))

@@ -219,7 +219,7 @@ def session_context(ctx: Context) -> str:
     from .brief import build_brief
 
     if not ctx.opts.dry_run:
-        _run_pass(ctx, inline_if_due=True)
+        _run_pass(ctx)
     with_state = ctx.source in ("resume", "compact", "fork")
     brief = build_brief(ctx.locs, ctx.cwd, ctx.harness, session_id=ctx.session, with_state=with_state)
     ctx.notes.append(f"brief sections: {', '.join(brief.included) or '(none)'}")
@@ -268,7 +268,7 @@ def _start_pass_if_due(ctx: Context) -> None:
         ctx.log_error("could not start a background pass", exc)
 
 
-def _run_pass(ctx: Context, *, inline_if_due: bool) -> None:
+def _run_pass(ctx: Context) -> None:
     try:
         if not background.pass_due(ctx.locs):
             return

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from . import clock
-from .bank import _quote
+from .bank import yaml_quote
 from .model import StateUpdate
 from .projectfiles import atomic_write
 from .redact import redact
@@ -48,9 +48,9 @@ def render(harness: str, session_id: str, cwd: str, state: dict[str, Any]) -> st
     lines = [
         "---",
         f"harness: {harness}",
-        f"session_id: {_quote(session_id)}",
-        f"cwd: {_quote(cwd)}",
-        f"updated: {_quote(updated)}",
+        f"session_id: {yaml_quote(session_id)}",
+        f"cwd: {yaml_quote(cwd)}",
+        f"updated: {yaml_quote(updated)}",
         "kinds:" + ("" if kinds else " []"),
         *[f"  - {k}" for k in kinds],
         "---",
