@@ -660,7 +660,6 @@ GENERATED_EXPECTATIONS = {  # (prompt line, prompt start, tools, answer characte
 }
 
 
-@pytest.mark.skipif(not GENERATED_FILES, reason="no generated Codex transcripts")
 @pytest.mark.parametrize("name", sorted(GENERATED_EXPECTATIONS), ids=["parent", "fork"])
 def test_generated_transcripts_give_the_expected_turns(name: str) -> None:
     path = generated_file(name)
@@ -677,7 +676,6 @@ def test_generated_transcripts_give_the_expected_turns(name: str) -> None:
         assert turn.closed and turn.needs_end_marker and turn.pending_tools == 0
 
 
-@pytest.mark.skipif(not GENERATED_FILES, reason="no generated Codex transcripts")
 @pytest.mark.parametrize("path", GENERATED_FILES, ids=lambda p: p.name[:40])
 def test_generated_transcripts_read_the_same_incrementally(path: Path) -> None:
     turns, _ = drain(path, 1)

@@ -16,7 +16,7 @@ from harnesslink_core.clock import iso
 from harnesslink_core.harnesses import omp
 from harnesslink_core.paths import locations
 
-from .test_pi import BIG, OMP_LARGE, T0, Session, check_generated, generated_expectations, needs_fixtures, read_all
+from .test_pi import BIG, OMP_LARGE, T0, Session, check_generated, generated_expectations, read_all
 
 
 def _title_slot(title: str = "") -> bytes:
@@ -38,7 +38,6 @@ def _write_with_slot(session: Session, path: Path) -> Path:
 # -- the title slot and the header --------------------------------------------------
 
 
-@needs_fixtures
 def test_real_omp_file_title_slot_is_skipped():
     reading = read_all(omp, OMP_LARGE)
     assert reading.bad_lines == 0

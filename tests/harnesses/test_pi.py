@@ -30,7 +30,6 @@ OMP_LARGE = FIXTURES / "yorha2B0826__oh-my-pi__large-session.head.jsonl"
 ALL_FIXTURES = [CASS, PI_LARGE, PI_COMPACTION, OMP_LARGE]
 BIG = 1 << 40
 
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="pi/omp fixtures not available")
 
 
 # -- a small session builder ------------------------------------------------
@@ -131,7 +130,6 @@ SESSIONS = {
 }
 
 
-@needs_fixtures
 @pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.name[:40])
 def test_fixture_turns_match_what_the_file_says(path: Path):
     reading = read_all(pi, path)
@@ -147,20 +145,17 @@ def test_fixture_turns_match_what_the_file_says(path: Path):
         assert turn.pending_tools == 0 and not turn.aborted
 
 
-@needs_fixtures
 def test_turn_offsets_point_at_the_user_lines():
     offsets = [t.offset for t in read_all(pi, PI_LARGE).turns]
     assert offsets == [220, 875, 73209, 91933]  # lines 2, 5, 18 and 26
 
 
-@needs_fixtures
 def test_turn_times_come_from_the_entries():
     turn = read_all(pi, PI_LARGE).turns[1]
     assert iso(turn.started) == "2025-11-20T23:33:50.804Z"
     assert iso(turn.ended) == "2025-11-20T23:34:38.891Z"
 
 
-@needs_fixtures
 def test_turn_ids_survive_pis_rewrite_of_a_v1_file_with_fresh_entry_ids():
     """The omp fixture is the same conversation as the pi v1 file, rewritten with ids."""
     assert [t.turn_id for t in read_all(pi, PI_LARGE).turns] == [t.turn_id for t in read_all(omp, OMP_LARGE).turns]
@@ -168,7 +163,6 @@ def test_turn_ids_survive_pis_rewrite_of_a_v1_file_with_fresh_entry_ids():
     assert len(set(ids)) == len(ids)
 
 
-@needs_fixtures
 def test_v1_session_id_falls_back_to_the_filename_uuid(tmp_path: Path):
     lines = lines_of(CASS)
     path = tmp_path / CASS.name.split("__")[-1]
@@ -221,8 +215,6 @@ def test_generated_pi_transcripts_match_expected_md(path: Path, expected: list):
 
 def test_generated_pi_session_is_listed_by_iter_transcripts():
     sessions = GENERATED / "pi" / "sessions"
-    if not sessions.is_dir():
-        pytest.skip("no generated pi transcripts")
     locs = locations({"HOME": str(GENERATED), "PI_CODING_AGENT_DIR": str(GENERATED / "pi")})
     assert [Path(p) for p in pi.iter_transcripts(locs)] == sorted(sessions.glob("*/*.jsonl"))
 
@@ -230,14 +222,12 @@ def test_generated_pi_session_is_listed_by_iter_transcripts():
 # -- forks --------------------------------------------------------------------------
 
 
-@needs_fixtures
 def test_fork_real_branched_v1_file_returns_none_of_its_parents_turns():
     reading = read_all(pi, PI_COMPACTION)
     assert reading.turns == [] and reading.states == []
     assert reading.carry["parent"].endswith("_d97339c6-6c10-4827-846b-9ff1d9c3dc37.jsonl")
 
 
-@needs_fixtures
 def test_same_file_without_lineage_yields_its_turns(tmp_path: Path):
     lines = lines_of(PI_COMPACTION)
     header = json.loads(lines[0])
@@ -430,7 +420,6 @@ def _read_in_chunks(module: Any, path: Path, budget: int) -> tuple[dict[str, Any
         start, carry = reading.end, reading.carry
 
 
-@needs_fixtures
 @pytest.mark.parametrize("budget", [0, 1, 5_000, 80_000])
 @pytest.mark.parametrize("path", [CASS, PI_LARGE, OMP_LARGE], ids=lambda p: p.name[:30])
 def test_reads_in_budgeted_chunks_equal_one_read(path: Path, budget: int):
@@ -442,7 +431,6 @@ def test_reads_in_budgeted_chunks_equal_one_read(path: Path, budget: int):
         assert reads == len(whole) + 1  # the header, then one turn per read: each stop is right before a prompt
 
 
-@needs_fixtures
 def test_budget_stops_before_a_turn_start():
     reading = pi.read(PI_LARGE, 0, {}, 1_000)
     assert not reading.at_eof
@@ -451,7 +439,6 @@ def test_budget_stops_before_a_turn_start():
     assert all(t.closed for t in reading.turns)
 
 
-@needs_fixtures
 def test_growing_file_read_as_the_pass_does_equals_one_read(tmp_path: Path):
     data = OMP_LARGE.read_bytes()
     whole = {t.turn_id: t for t in read_all(omp, OMP_LARGE).turns}
@@ -470,7 +457,6 @@ def test_growing_file_read_as_the_pass_does_equals_one_read(tmp_path: Path):
     assert seen == whole
 
 
-@needs_fixtures
 def test_partial_last_line_is_not_consumed(tmp_path: Path):
     data = PI_LARGE.read_bytes()
     path = tmp_path / "partial.jsonl"
@@ -482,7 +468,6 @@ def test_partial_last_line_is_not_consumed(tmp_path: Path):
     assert reading.bad_lines == 0
 
 
-@needs_fixtures
 def test_read_starting_mid_file_without_carry_learns_the_session():
     reading = pi.read(PI_LARGE, 73209, {}, BIG)
     assert [t.offset for t in reading.turns] == [73209, 91933]
@@ -602,7 +587,6 @@ def test_random_json_lines_never_raise(tmp_path: Path, lines: list[Any], budget:
             assert isinstance(turn.prompt, str) and isinstance(turn.result, str) and turn.prompt
 
 
-@needs_fixtures
 @FUZZ
 @given(picks=st.lists(st.tuples(st.integers(0, 200), st.floats(0, 1)), min_size=1, max_size=12), junk=st.binary(max_size=40))
 def test_truncated_real_lines_never_raise(tmp_path: Path, picks: list[tuple[int, float]], junk: bytes):
