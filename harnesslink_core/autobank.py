@@ -20,7 +20,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from . import background, bank, clock, config, log, projectfiles, state
+from . import background, bank, clock, config, forget, log, projectfiles, state
 from .harnesses import registry
 from .harnesses.base import Harness, file_digest
 from .ledger import FileRecord, Ledger, open_ledger, owner_id
@@ -457,11 +457,12 @@ class _Pass:
             except Exception as exc:  # noqa: BLE001
                 self._error(f"state file for {harness}:{session_id}: {exc!r}", harness, None, exc)
         today = clock.iso(self.now)[:10]
+        forgotten = forget.tombstones(self.locs) if self.report.touched else None
         for slug in sorted(self.report.touched):
             project = self.locs.memories / slug
             try:
-                projectfiles.rebuild_main(project)
-                projectfiles.write_summaries(project, today)
+                projectfiles.rebuild_main(project, forgotten)
+                projectfiles.write_summaries(project, today, forgotten)
             except Exception as exc:  # noqa: BLE001
                 self._error(f"{project}: {exc!r}", None, str(project), exc)
         if self.report.touched:

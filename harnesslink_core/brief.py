@@ -67,7 +67,7 @@ def build_brief(
     sections: list[Section] = []
     if folder is not None:
         sections += _main_notes(folder)
-        sections += _recent_entries(folder)
+        sections += _recent_entries(folder, locs)
     sections += _harness_memory(locs, cwd, harness)
     if folder is not None and with_state and session_id:
         sections += _session_state(folder, harness, session_id)
@@ -124,7 +124,7 @@ def _main_notes(folder: Path) -> list[Section]:
     return [Section("Project notes (MAIN.md)", neutralise(human), str(folder / "MAIN.md"))]
 
 
-def _recent_entries(folder: Path) -> list[Section]:
+def _recent_entries(folder: Path, locs: Locations) -> list[Section]:
     from .entries import read_entry
 
     bank = folder / "bank"
@@ -132,10 +132,15 @@ def _recent_entries(folder: Path) -> list[Section]:
         names = sorted((n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")), reverse=True)
     except OSError:
         return []
+    from .forget import tombstones
+
+    forgotten = tombstones(locs)  # forgotten entries pulled back from the cloud are never shown
+    if forgotten:
+        names = [n for n in names if not forgotten.covers(folder.name, n)]
     lines = [f"(files in {bank})"]
     for name in names[:NEWEST]:
         entry = read_entry(bank / name, folder.name)
-        if entry is None:
+        if entry is None or (forgotten and entry.turn_key in forgotten.keys):
             continue
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(entry.ts)) if entry.ts else "undated"
         lines.append(neutralise(f"- {when} · {entry.origin} · {one_line(entry.title, 80)} — {name}"))

@@ -248,6 +248,7 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
     try:
         known = _known(conn, slug)
         gone, fresh = _changes(known, on_disk)
+        forgotten = _forgotten(locs) if fresh else None
         changed = 0
         for doc_id in gone:
             _delete_doc(conn, doc_id)
@@ -256,7 +257,7 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
             file, mtime, size = on_disk[path]
             if path in known:
                 _delete_doc(conn, known[path][0])
-            if _insert_doc(conn, file, slug, path, mtime, size):
+            if _insert_doc(conn, file, slug, path, mtime, size, forgotten):
                 changed += 1
         if dir_mtime is None:
             conn.execute("DELETE FROM projects WHERE slug = ?", (slug,))
@@ -294,17 +295,44 @@ def _changes(known: dict[str, tuple[int, int, int]], on_disk: dict[str, tuple[st
     return gone, fresh
 
 
+def remove(conn: sqlite3.Connection, rel_paths: Iterable[str]) -> int:
+    """Drop these entries' rows (`<slug>/bank/<file>.md`); how many there were."""
+    removed = 0
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for rel in rel_paths:
+            row = conn.execute("SELECT id FROM docs WHERE path = ?", (rel,)).fetchone()
+            if row:
+                _delete_doc(conn, row[0])
+                removed += 1
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return removed
+
+
 def _delete_doc(conn: sqlite3.Connection, doc_id: int) -> None:
     conn.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
     conn.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
 
 
-def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime: int, size: int) -> bool:
+def _forgotten(locs: Locations):
+    from .forget import tombstones
+
+    return tombstones(locs)
+
+
+def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime: int, size: int,
+                forgotten=None) -> bool:
     from .entries import read_entry
 
     entry = read_entry(Path(file), slug)
     if entry is None:
         return False
+    if forgotten and forgotten.covers(slug, os.path.basename(file), entry.turn_key):
+        return False  # forgotten, and back in the tree (a cloud pull): never searchable again
     cur = conn.execute(
         "INSERT INTO docs(path, project, mtime_ns, size, ts, title, harness, source, session_id, turn_key, cwd)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?)",

@@ -102,6 +102,23 @@ def m002_turn_revision(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE turns ADD COLUMN revision TEXT")
 
 
+@migration
+def m003_forgotten(db: sqlite3.Connection) -> None:
+    # `harnesslink forget` tombstones: the entry (by project and file name, which is how a copy
+    # pulled back from the cloud is recognised) and its turn, whose `turns` row becomes 'forgotten'
+    _run_script(
+        db,
+        """
+        CREATE TABLE forgotten (
+            project TEXT NOT NULL, name TEXT NOT NULL,
+            turn_key TEXT, entry_id TEXT, at REAL NOT NULL,
+            PRIMARY KEY (project, name)
+        );
+        CREATE INDEX forgotten_turn ON forgotten(turn_key) WHERE turn_key IS NOT NULL
+        """,
+    )
+
+
 def migrate(db: sqlite3.Connection) -> None:
     names = [m.__name__ for m in MIGRATIONS]
     if len(names) != len(set(names)):
@@ -121,7 +138,8 @@ def migrate(db: sqlite3.Connection) -> None:
             db.execute("INSERT INTO _migrations VALUES (?, ?)", (fn.__name__, time.time()))
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # a full disk has already rolled it back: don't mask the real error
+                db.execute("ROLLBACK")
             raise
 
 
@@ -260,6 +278,20 @@ class Ledger:
         with self.write():
             self.db.execute("UPDATE turns SET revision=?, updated=? WHERE turn_key=?", (revision, time.time(), turn_key))
 
+    def forget(self, project: str, name: str, turn_key: str | None, entry_id: str | None) -> None:
+        """Tombstone a forgotten entry: its turn is never banked again, its file never indexed again."""
+        now = time.time()
+        with self.write():
+            self.db.execute("INSERT OR REPLACE INTO forgotten VALUES (?,?,?,?,?)",
+                            (project, name, turn_key or None, entry_id, now))
+            if turn_key:
+                self.db.execute(
+                    "INSERT INTO turns (turn_key, harness, status, entry, project, updated) VALUES (?,?,?,?,?,?)"
+                    " ON CONFLICT (turn_key) DO UPDATE SET status='forgotten', entry=NULL, owner=NULL,"
+                    " reserved_at=NULL, updated=excluded.updated",
+                    (turn_key, turn_key.split(":", 1)[0], "forgotten", None, project, now),
+                )
+
     def counts(self, harness: str) -> dict[str, int]:
         rows = self.db.execute("SELECT status, COUNT(*) FROM turns WHERE harness=? GROUP BY status", (harness,))
         return {status: n for status, n in rows}
@@ -381,7 +413,7 @@ class _Tx:
             return
         if exc_type is None:
             self.db.execute("COMMIT")
-        else:
+        elif self.db.in_transaction:  # sqlite may have rolled back already (full disk)
             self.db.execute("ROLLBACK")
 
 

@@ -1,9 +1,14 @@
-"""`harnesslink <verb>`: parse and dispatch; each verb lives in `commands/`."""
+"""`harnesslink <verb>`: parse and dispatch; each verb lives in `commands/`.
+
+An expected failure (a full disk, a permission, a locked or corrupt database, a pass that holds
+the lock) is one line on stderr and a non-zero exit; the traceback goes to the log.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from collections.abc import Sequence
 
 from .paths import locations
@@ -17,6 +22,7 @@ VERBS = {
     "recall": "recall",
     "brief": "brief",
     "reindex": "reindex",
+    "forget": "forget",
 }
 
 
@@ -35,7 +41,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module = _modules()[VERBS[args.command]]
-    return int(module.run(args, locations()))  # type: ignore[attr-defined]
+    locs = locations()
+    try:
+        return int(module.run(args, locs))  # type: ignore[attr-defined]
+    except KeyboardInterrupt:
+        print("harnesslink: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the user gets one line, the log gets the traceback
+        from . import errors, log
+
+        line = errors.describe(exc, locs)
+        log.error(locs, f"harnesslink {args.command}: {line}", exc)
+        print(f"harnesslink {args.command}: error: {line}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

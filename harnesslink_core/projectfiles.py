@@ -19,12 +19,15 @@ DEFAULT_HEADER = (
 INDEX_ROWS = 200
 
 
-def entry_names(project_dir: Path) -> list[str]:
-    """Bank entry file names, oldest first (names start with the time the turn finished)."""
+def entry_names(project_dir: Path, forgotten=None) -> list[str]:
+    """Bank entry file names, oldest first (names start with the time the turn finished),
+    without those `forgotten` names (forget.Tombstones, by file name)."""
     try:
         names = [n for n in os.listdir(project_dir / "bank") if n.endswith(".md") and not n.startswith(".")]
     except FileNotFoundError:
         return []
+    if forgotten:
+        names = [n for n in names if not forgotten.covers(project_dir.name, n)]
     return sorted(names)
 
 
@@ -38,11 +41,15 @@ def read_header(path: Path) -> dict[str, object]:
     return split_frontmatter(head)[0]
 
 
-def rebuild_main(project_dir: Path) -> bool:
-    """Rebuild the index between the markers, newest first; everything else stays byte for byte."""
+def rebuild_main(project_dir: Path, forgotten=None) -> bool:
+    """Rebuild the index between the markers, newest first; everything else stays byte for byte.
+
+    `forgotten` (forget.Tombstones): entries the user forgot that came back are left out."""
     rows = []
-    for name in reversed(entry_names(project_dir)[-INDEX_ROWS:]):
+    for name in reversed(entry_names(project_dir, forgotten)[-INDEX_ROWS:]):
         header = read_header(project_dir / "bank" / name)
+        if forgotten and forgotten.covers(project_dir.name, name, str(header.get("turn_key") or "")):
+            continue
         ts = header.get("ts") or name.split("--", 1)[0]
         title = str(header.get("title") or name).replace("\n", " ")
         rows.append(f"- {ts} — {title} (bank/{name})")
@@ -68,10 +75,16 @@ def rebuild_main(project_dir: Path) -> bool:
     return True
 
 
-def write_summaries(project_dir: Path, today: str) -> list[Path]:
+def summary_line(header: dict[str, object], name: str) -> str:
+    """An entry's line in its day's summary."""
+    tags = header.get("tags") or []
+    return f"- {header.get('title') or name} [{', '.join(tags)}]"  # type: ignore[arg-type]
+
+
+def write_summaries(project_dir: Path, today: str, forgotten=None) -> list[Path]:
     """One `summaries/YYYY-MM-DD.md` for each past day that has entries and no summary yet."""
     by_day: dict[str, list[str]] = {}
-    for name in entry_names(project_dir):
+    for name in entry_names(project_dir, forgotten):
         day = name[:10]
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day) and day < today:
             by_day.setdefault(day, []).append(name)
@@ -83,8 +96,9 @@ def write_summaries(project_dir: Path, today: str) -> list[Path]:
         lines = [f"# {day}", ""]
         for name in names:
             header = read_header(project_dir / "bank" / name)
-            tags = header.get("tags") or []
-            lines.append(f"- {header.get('title') or name} [{', '.join(tags)}]")  # type: ignore[arg-type]
+            if forgotten and forgotten.covers(project_dir.name, name, str(header.get("turn_key") or "")):
+                continue
+            lines.append(summary_line(header, name))
         if _create(path, "\n".join(lines) + "\n"):
             written.append(path)
     return written
