@@ -1,4 +1,4 @@
-"""Retrieval quality on two labelled sets (benchmarks/queries.json, benchmarks/queries_heldout.json).
+"""Retrieval quality on three labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json).
 
 The quality corpus is a corpus.py history over the eight example projects (all four
 harnesses) into which every target turn of queries.json is planted, in a session of
@@ -18,7 +18,15 @@ queries_heldout.json asks for the same targets in new words (and adds new never-
 queries). It was written before the ranking was tuned on queries.json and is there to
 show whether a change generalises: report both, tune on neither.
 
-    python -m benchmarks.quality [--home DIR] [--misses]   # only this part; DIR is kept and reused (index rebuilt)
+queries_unseen.json brings its own targets (new topics), planted together with the
+first set's in a second corpus built the same way (same background, same seed), so the
+first two sets' corpus and scores stay as they were. It is the set nobody tunes on:
+written without looking at how the matcher ranks. Its `duplicates` are groups of
+targets that are the same work banked twice; any copy answers a query on the group,
+and a ranking that puts two copies of one group in the three slots is counted.
+
+    python -m benchmarks.quality [--home DIR] [--set NAME ...] [--misses]
+        # only this part; DIR (and DIR-unseen for the third set) are kept and reused (index rebuilt)
 """
 
 from __future__ import annotations
@@ -39,7 +47,12 @@ from harnesslink_core.paths import locations
 from harnesslink_core.scope import scope_for
 
 QUERIES = Path(__file__).with_name("queries.json")
-QUERY_SETS = (QUERIES, Path(__file__).with_name("queries_heldout.json"))
+HELDOUT = Path(__file__).with_name("queries_heldout.json")
+UNSEEN = Path(__file__).with_name("queries_unseen.json")
+QUERY_SETS = (QUERIES, HELDOUT)
+# Each corpus: the folder suffix of its HOME, the files whose targets are planted in it, the sets asked of it.
+CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,)))
+ALL_SETS = tuple(s for _, _, sets in CORPORA for s in sets)
 CUTOFF = 3
 
 
@@ -47,9 +60,19 @@ def cwd_of(project: str) -> str:
     return f"/home/dev/work/{project}"
 
 
-def build(home: Path, *, background_turns: int = 2400, seed: int = 11) -> dict:
-    """Write the quality corpus into `home`, bank it, index it. Returns the labelled set."""
-    data = json.loads(QUERIES.read_text())
+def load_targets(files: tuple[Path, ...]) -> dict:
+    """The targets (and duplicate groups) of the given set files, in file order."""
+    data: dict = {"targets": [], "duplicates": []}
+    for path in files:
+        labelled = json.loads(path.read_text())
+        data["targets"] += labelled["targets"]
+        data["duplicates"] += labelled.get("duplicates", [])
+    return data
+
+
+def build(home: Path, *, targets: tuple[Path, ...] = (QUERIES,), background_turns: int = 2400, seed: int = 11) -> dict:
+    """Write the quality corpus into `home`, bank it, index it. Returns the planted targets."""
+    data = load_targets(targets)
     rng = random.Random(seed)
     now = time.time()
     sizes = corpus.real_output_sizes()
@@ -81,15 +104,22 @@ def env_for(home: Path) -> dict[str, str]:
     return {"HOME": str(home), "HARNESSLINK_HOME": str(home / ".superpi" / "agent")}
 
 
-def _target_paths(conn: sqlite3.Connection, data: dict) -> dict[str, str]:
+def _target_paths(conn: sqlite3.Connection, data: dict) -> dict[str, frozenset[str]]:
+    """Each target id -> the entry paths that answer it: its own, plus those of its duplicate group."""
     paths = {}
     for target in data["targets"]:
-        row = conn.execute("SELECT d.path FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts.prompt = ?",
-                           (target["prompt"],)).fetchone()
+        row = conn.execute("SELECT d.path FROM fts JOIN docs d ON d.id = fts.rowid"
+                           " WHERE fts.prompt = ? AND d.harness = ?", (target["prompt"], target["harness"])).fetchone()
         if row is None:
             raise RuntimeError(f"target {target['id']} was not banked")
         paths[target["id"]] = row[0]
-    return paths
+    if len(set(paths.values())) != len(paths):
+        raise RuntimeError("two targets were found in one entry")
+    answers = {tid: frozenset([path]) for tid, path in paths.items()}
+    for group in data.get("duplicates", []):
+        copies = frozenset(paths[tid] for tid in group)
+        answers.update(dict.fromkeys(group, copies))
+    return answers
 
 
 def _plain_fts(conn: sqlite3.Connection, memories: Path) -> sqlite3.Connection:
@@ -117,8 +147,8 @@ def _newest(conn: sqlite3.Connection, projects: list[str]) -> list[str]:
     return [hit.path for hit in index.newest(conn, projects, CUTOFF)]
 
 
-def _score(ranked: list[list[str]], wanted: list[str]) -> dict:
-    ranks = [(r[:CUTOFF].index(w) + 1) if w in r[:CUTOFF] else None for r, w in zip(ranked, wanted)]
+def _score(ranked: list[list[str]], wanted: list[frozenset[str]]) -> dict:
+    ranks = [next((i + 1 for i, path in enumerate(r[:CUTOFF]) if path in w), None) for r, w in zip(ranked, wanted)]
     n = len(ranks)
     return {
         "hit@1": round(sum(1 for r in ranks if r == 1) / n, 3),
@@ -146,8 +176,13 @@ def evaluate(home: Path, data: dict, sets: tuple[Path, ...] = QUERY_SETS) -> dic
     return {"corpus": data["corpus"], "sets": results, "session_start_chars": _spread(starts)}
 
 
+def _duplicate_slots(ranked: list[list[str]], groups: set[frozenset[str]]) -> int:
+    """How many rankings hold two or more copies of one duplicate group in their first three."""
+    return sum(1 for r in ranked if any(len(g.intersection(r[:CUTOFF])) > 1 for g in groups))
+
+
 def _evaluate_set(locs, conn: sqlite3.Connection, plain: sqlite3.Connection, qset: dict, by_id: dict,
-                  targets: dict[str, str]) -> dict:
+                  targets: dict[str, frozenset[str]]) -> dict:
     ours, plain_ranked, newest_ranked, wanted, injected_chars, misses = [], [], [], [], [], []
     for q in qset["queries"]:
         target = by_id[q["target"]]
@@ -161,7 +196,7 @@ def _evaluate_set(locs, conn: sqlite3.Connection, plain: sqlite3.Connection, qse
         text = render(decision.hits, decision.terms, str(locs.memories))
         if text:
             injected_chars.append(len(text))
-        if targets[q["target"]] not in got:
+        if not targets[q["target"]].intersection(got):
             misses.append({"query": q["query"], "target_prompt": target["prompt"], "terms": decision.terms,
                            "got": [hit.title for hit in decision.hits],
                            "skipped": decision.skipped,
@@ -179,6 +214,7 @@ def _evaluate_set(locs, conn: sqlite3.Connection, plain: sqlite3.Connection, qse
         if not _plain_search(plain, q["query"], projects):
             plain_quiet += 1
     n_never = len(qset["never_done"])
+    groups = {copies for copies in targets.values() if len(copies) > 1}
     return {
         "queries": len(qset["queries"]),
         "never_done": n_never,
@@ -186,6 +222,8 @@ def _evaluate_set(locs, conn: sqlite3.Connection, plain: sqlite3.Connection, qse
         "ours_injected_share": round(sum(1 for g in ours if g) / len(ours), 3),
         "plain_fts5": _score(plain_ranked, wanted),
         "newest_first": _score(newest_ranked, wanted),
+        "ours_duplicate_slots": _duplicate_slots(ours, groups),
+        "plain_fts5_duplicate_slots": _duplicate_slots(plain_ranked, groups),
         "never_done_no_injection": round(quiet / n_never, 3),
         "plain_fts5_never_done_no_injection": round(plain_quiet / n_never, 3),
         "never_done_injected": wrongly,
@@ -200,38 +238,63 @@ def _spread(values: list[int]) -> dict:
     return {"n": len(values), "median": int(statistics.median(values)), "max": max(values)}
 
 
+def corpus_at(home: Path, planted: tuple[Path, ...] = (QUERIES,)) -> dict:
+    """The quality corpus in `home`: built once (its targets kept in a marker file), then reused with a fresh index."""
+    marker = home / "quality-corpus.json"
+    if marker.exists():
+        index.rebuild(locations(env_for(home)))  # the index of the code under test
+        return json.loads(marker.read_text())
+    home.mkdir(parents=True, exist_ok=True)
+    data = build(home, targets=planted)
+    marker.write_text(json.dumps(data))
+    return data
+
+
+def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS) -> dict:
+    """Scores of the chosen sets, each over its corpus: `home` for the first two, `home`-unseen for the third."""
+    merged: dict = {"sets": {}, "corpora": {}}
+    for suffix, planted, asked in CORPORA:
+        chosen = tuple(s for s in asked if s in sets)
+        if not chosen:
+            continue
+        where = home.with_name(home.name + suffix)
+        result = evaluate(where, corpus_at(where, planted), chosen)
+        merged.setdefault("corpus", result["corpus"])
+        merged.setdefault("session_start_chars", result["session_start_chars"])
+        merged["corpora"][str(where)] = result["corpus"]
+        merged["sets"].update(result["sets"])
+    return merged
+
+
 def main() -> int:
-    """Build the quality corpus once into --home (or reuse it) and print both sets' scores."""
+    """Build the quality corpora once at --home (or reuse them) and print the chosen sets' scores."""
     import argparse
     import tempfile
 
+    names = {path.stem.removeprefix("queries_"): path for path in ALL_SETS}
     parser = argparse.ArgumentParser(description="retrieval quality only")
-    parser.add_argument("--home", type=Path, help="corpus folder to build or reuse (kept)")
+    parser.add_argument("--home", type=Path, help="corpus folder to build or reuse (kept); the third set's: DIR-unseen")
+    parser.add_argument("--set", dest="sets", action="append", choices=sorted(names),
+                        help="a set to score (repeatable; default: all three)")
     parser.add_argument("--misses", action="store_true", help="list the misses too")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="hl-quality-")) / "home"
-    marker = home / "quality-corpus.json"
-    if marker.exists():
-        data = json.loads(marker.read_text())
-        index.rebuild(locations(env_for(home)))  # the index of the code under test
-    else:
-        home.mkdir(parents=True, exist_ok=True)
-        data = build(home)
-        marker.write_text(json.dumps(data))
-    result = evaluate(home, data)
+    result = measure(home, tuple(names[n] for n in args.sets) if args.sets else ALL_SETS)
     for name, r in result["sets"].items():
         print(f"{name}: {r['queries']} labelled, {r['never_done']} never-done")
         for ranking in ("ours", "plain_fts5", "newest_first"):
             print(f"  {ranking:13} " + "  ".join(f"{k} {v:.3f}" for k, v in r[ranking].items()))
         print(f"  never-done quiet: ours {r['never_done_no_injection']}, plain {r['plain_fts5_never_done_no_injection']}"
               f"; injected share {r['ours_injected_share']}; prompt chars {r['prompt_chars']}")
+        print(f"  two copies of one answer in the three slots: ours {r['ours_duplicate_slots']}, "
+              f"plain {r['plain_fts5_duplicate_slots']} (of {r['queries']} queries)")
         for wrong in r["never_done_injected"]:
             print(f"  NEVER-DONE INJECTED {wrong}")
         if args.misses:
             for miss in r["misses"]:
                 print(f"  miss: {miss['query']!r} -> {miss['target_prompt'][:60]!r} terms {miss['terms']} "
                       f"got {miss['got']} rejected {miss['rejected'][:1]}")
-    print(f"home: {home}")
+    print("homes: " + ", ".join(result["corpora"]))
     return 0
 
 
