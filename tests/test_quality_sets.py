@@ -1,0 +1,74 @@
+"""The labelled retrieval sets load, and every target they name is planted and banked where it should be.
+
+Nothing here ranks: the sets judge the matcher, so a test must not look at how it does on them
+(`python -m benchmarks.quality` reports that).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import corpus, quality
+from harnesslink_core import index
+from harnesslink_core.paths import locations
+from harnesslink_core.scope import project_slug
+
+HARNESSES = {"claude-code", "codex", "pi", "omp"}
+
+
+@pytest.mark.parametrize(("planted", "asked"), [(planted, asked) for _, planted, asked in quality.CORPORA])
+def test_every_query_names_a_target_planted_in_its_corpus(planted, asked):
+    data = quality.load_targets(planted)
+    ids = [t["id"] for t in data["targets"]]
+    assert len(ids) == len(set(ids))
+    prompts = [(t["prompt"], t["harness"]) for t in data["targets"]]
+    assert len(prompts) == len(set(prompts)), "a target must be found by its prompt and harness"
+    by_id = {t["id"]: t for t in data["targets"]}
+    for target in data["targets"]:
+        assert target["project"] in corpus.DOMAINS and target["harness"] in HARNESSES
+        assert target["prompt"] and target["answer"] and target["command"]
+    for group in data["duplicates"]:
+        assert len(group) >= 2 and len({by_id[tid]["project"] for tid in group}) == 1
+    for path in asked:
+        qset = json.loads(path.read_text())
+        assert all(q["target"] in by_id and q["query"] for q in qset["queries"])
+        assert all(q["project"] in corpus.DOMAINS and q["query"] for q in qset["never_done"])
+
+
+def test_unseen_set_is_new_and_large_enough():
+    unseen = json.loads(quality.UNSEEN.read_text())
+    first = quality.load_targets((quality.QUERIES,))["targets"]
+    assert {t["id"] for t in unseen["targets"]}.isdisjoint(t["id"] for t in first)
+    assert {t["prompt"] for t in unseen["targets"]}.isdisjoint(t["prompt"] for t in first)
+    assert len(unseen["queries"]) >= 40 and len(unseen["never_done"]) >= 20
+    assert {t["harness"] for t in unseen["targets"]} == HARNESSES
+    assert {t["project"] for t in unseen["targets"]} == set(corpus.DOMAINS)
+    asked = {q["target"] for q in unseen["queries"]}
+    assert all(t["id"] in asked or any(t["id"] in g for g in unseen["duplicates"]) for t in unseen["targets"])
+
+
+@pytest.mark.slow
+def test_unseen_targets_are_banked_once_each_in_their_project_and_harness(tmp_path):
+    home = tmp_path / "quality-home"
+    home.mkdir()
+    data = quality.build(home, targets=(quality.QUERIES, quality.UNSEEN), background_turns=40)
+    assert data["corpus"]["errors"] == 0
+    locs = locations(quality.env_for(home))
+    conn = index.connect(locs, create=False)
+    try:
+        answers = quality._target_paths(conn, data)
+        for target in data["targets"]:
+            own = [p for p in answers[target["id"]]
+                   if conn.execute("SELECT harness FROM docs WHERE path = ?", (p,)).fetchone()[0] == target["harness"]]
+            assert own, target["id"]
+            project = conn.execute("SELECT project FROM docs WHERE path = ?", (own[0],)).fetchone()[0]
+            assert project == project_slug(quality.cwd_of(target["project"]))
+            assert any(target["answer"] in (locs.memories / p).read_text() for p in own), target["id"]
+        for group in data["duplicates"]:
+            assert len(answers[group[0]]) == len(group)  # each copy is its own entry
+            assert all(answers[tid] == answers[group[0]] for tid in group)
+    finally:
+        conn.close()
+
