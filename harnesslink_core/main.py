@@ -6,12 +6,15 @@ the lock) is one line on stderr and a non-zero exit; the traceback goes to the l
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from collections.abc import Sequence
 
 from .paths import locations
+
+TYPE_CHECKING = False  # `harnesslink mcp` starts without argparse (and typing)
+if TYPE_CHECKING:
+    import argparse
 
 VERBS = {
     "autobank": "autobank",
@@ -23,6 +26,8 @@ VERBS = {
     "brief": "brief",
     "reindex": "reindex",
     "forget": "forget",
+    "mcp": "mcp",
+    "mcp-call": "mcp",
 }
 
 
@@ -31,6 +36,8 @@ def _modules() -> dict[str, object]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="harnesslink", description="Shared memory for coding agents.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for module in _modules().values():
@@ -39,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .mcp_server import fast_path  # `harnesslink mcp` answers before the other verbs are imported
+
+    served = fast_path(sys.argv[1:] if argv is None else argv)
+    if served is not None:
+        return served
     args = build_parser().parse_args(argv)
     module = _modules()[VERBS[args.command]]
     locs = locations()
