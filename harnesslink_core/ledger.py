@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import Locations
+from .redact import redact, redact_json, redact_value
 
 RESERVATION_TTL = 600.0
 BUSY_TIMEOUT_MS = 5_000
@@ -200,7 +201,7 @@ class Ledger:
             " anchor_hash, carry, session_id, cwd, excluded, open_turns, next_check, bad_lines, updated)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rec.path, rec.harness, rec.dev, rec.ino, rec.size, rec.mtime, rec.read_end, rec.resume,
-             rec.head_hash, rec.anchor_hash, rec.carry_json, rec.session_id, rec.cwd, rec.excluded,
+             rec.head_hash, rec.anchor_hash, redact_json(rec.carry_json), rec.session_id, rec.cwd, rec.excluded,
              rec.open_turns, rec.next_check, rec.bad_lines, time.time()),
         )
 
@@ -360,7 +361,7 @@ class Ledger:
     def save_session_state(self, harness: str, session_id: str, cwd: str, state: dict[str, Any]) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?)",
-            (harness, session_id, cwd, json.dumps(state), time.time()),
+            (harness, session_id, cwd, json.dumps(redact_value(state)), time.time()),
         )
 
     # -- errors and meta -------------------------------------------------
@@ -369,7 +370,7 @@ class Ledger:
             with self.write():
                 self.db.execute(
                     "INSERT INTO errors (at, harness, path, message) VALUES (?,?,?,?)",
-                    (time.time(), harness, path, message[:2000]),
+                    (time.time(), harness, path, redact(message)[:2000]),
                 )
                 self.db.execute(
                     "DELETE FROM errors WHERE id <= (SELECT MAX(id) FROM errors) - ?", (MAX_ERRORS_KEPT,)

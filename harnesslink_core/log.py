@@ -1,4 +1,5 @@
-"""A bounded log file: errors go here, never to a harness. Cheap to import (no `logging`)."""
+"""A bounded log file: errors go here, never to a harness. Cheap to import (no `logging`).
+Everything written is redacted first (secrets, private spans)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def write(locs: Locations, level: str, message: str, *, exc: BaseException | Non
         text = f"{stamp} {level.upper()} [{os.getpid()}] {message}\n"
         if exc is not None:
             text += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        from .redact import redact  # only when something is logged: the prompt hook rarely logs
+
+        text = redact(text)
         with open(path, "a", encoding="utf-8", errors="replace") as f:
             f.write(text)
     except Exception:  # noqa: BLE001 - a full disk or a read-only home must not surface

@@ -1,8 +1,16 @@
-"""Secrets never reach the bank: each is replaced by `[redacted:<kind>]` before anything is written."""
+"""Nothing secret or private is written anywhere we persist: the bank, the ledger (read
+positions' carried session facts, session state, error rows), state files, logs and the CLI's
+error lines all pass through `redact` (or `redact_value` for JSON-able data) first.
+
+- `<private>…</private>` spans become `[private]`; an unclosed tag hides everything to the end
+  of the text it is in (a prompt, one tool input, an answer).
+- Secrets are replaced by `[redacted:<kind>]`.
+"""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # A secret-looking name: one of its _ . - separated parts is a secret word (so `author` or
 # `max_tokens` are not, `DB_PASSWORD`, `apiKey` and `github.token` are).
@@ -63,9 +71,45 @@ def _sub(kind: str, match: re.Match[str]) -> str:
 _ANY = re.compile("|".join(f"(?:{p.pattern.replace('(?i)', '')})" for _, p in PATTERNS), re.S | re.I)
 
 
+PRIVATE = "[private]"
+_PRIVATE_OPEN = re.compile(r"<private\s*>", re.I)
+_PRIVATE_SPAN = re.compile(r"<private\s*>.*?(?:</private\s*>|\Z)", re.S | re.I)
+
+
+def hide_private(text: str) -> str:
+    """`<private>…</private>` -> `[private]`; an unclosed tag hides the rest of the text."""
+    if not text or not _PRIVATE_OPEN.search(text):
+        return text
+    return _PRIVATE_SPAN.sub(PRIVATE, text)
+
+
 def redact(text: str) -> str:
+    text = hide_private(text)
     if not text or not _ANY.search(text):
         return text
     for kind, pattern in PATTERNS:
         text = pattern.sub(lambda m, k=kind: _sub(k, m), text)
     return text
+
+
+def redact_value(value: Any) -> Any:
+    """A JSON-able value with every string in it redacted (dict keys too)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k) if isinstance(k, str) else k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v) for v in value]
+    return value
+
+
+def redact_json(text: str) -> str:
+    """A JSON document with every string in it redacted; unchanged (same object) when clean."""
+    if not text or (not _PRIVATE_OPEN.search(text) and not _ANY.search(text)):
+        return text
+    import json
+
+    try:
+        return json.dumps(redact_value(json.loads(text)))
+    except ValueError:
+        return redact(text)

@@ -17,20 +17,22 @@ PLAN_CAP = 8_000
 
 
 def apply(state: dict[str, Any], updates: list[StateUpdate]) -> dict[str, Any]:
-    """Fold updates into a session's state; applying the same update twice changes nothing."""
+    """Fold updates into a session's state; applying the same update twice changes nothing.
+
+    Texts are redacted as they are folded in: the state is kept in the ledger too."""
     state = dict(state)
     checkpoints = [tuple(c) for c in state.get("checkpoints", [])]
     for update in updates:
         if update.kind == "todos" and update.todos is not None:
             if update.at >= state.get("todos_at", 0.0):
-                state["todos"] = [list(t) for t in update.todos]
+                state["todos"] = [[mark, redact(text)] for mark, text in update.todos]
                 state["todos_at"] = update.at
         elif update.kind == "plan" and update.plan:
             if update.at >= state.get("plan_at", 0.0):
-                state["plan"] = update.plan[:PLAN_CAP]
+                state["plan"] = redact(update.plan)[:PLAN_CAP]
                 state["plan_at"] = update.at
         elif update.kind in ("compaction", "turn"):
-            checkpoints.append((update.at, update.kind, update.note or ""))
+            checkpoints.append((update.at, update.kind, redact(update.note or "")))
     unique = sorted(set(checkpoints))
     state["checkpoints"] = [list(c) for c in unique[-CHECKPOINTS_KEPT:]]
     return state
