@@ -20,7 +20,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from . import background, bank, clock, config, forget, log, projectfiles, state
+from . import background, bank, clock, config, exclusion, forget, log, projectfiles, state
 from .harnesses import registry
 from .harnesses.base import Harness, file_digest
 from .ledger import FileRecord, Ledger, open_ledger, owner_id
@@ -38,6 +38,8 @@ STOP_WAIT = 10.0  # a stop signal waits this long for a running pass
 STOP_RETRIES = 20  # ... and re-reads a transcript that lags behind the hook this often
 STOP_RETRY_DELAY = 0.1
 DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
+CWD_PEEK_BYTES = 256 * 1024  # how far into a transcript we look for its cwd before reading it
+KEPT_OUT = "kept out: "  # `files.excluded` of a transcript whose project is kept out (exclusion.py)
 
 
 @dataclass
@@ -60,6 +62,7 @@ class PassReport:
     skipped: int = 0
     dropped: int = 0
     duplicates: int = 0
+    excluded: int = 0  # turns of projects kept out (memory.exclude, .harnesslink-off)
     bytes_read: int = 0
     backlog: int = 0  # transcripts with unread bytes left for a later pass
     errors: int = 0
@@ -139,7 +142,7 @@ def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 
         if report.locked:
             total.locked = True
             break
-        for name in ("banked", "skipped", "dropped", "duplicates", "bytes_read", "errors"):
+        for name in ("banked", "skipped", "dropped", "duplicates", "excluded", "bytes_read", "errors"):
             setattr(total, name, getattr(total, name) + getattr(report, name))
         total.touched |= report.touched
         total.entries += report.entries
@@ -170,6 +173,7 @@ class _Pass:
         self.report = PassReport()
         self.sessions: dict[tuple[str, str], tuple[str, list[StateUpdate]]] = {}
         self.listings: dict[Path, set[str]] = {}
+        self.kept_out_cwds: dict[str, str | None] = {}
 
     def run(self, *, harnesses: list[str] | None, paths: list[Path] | None, stop: StopSignal | None) -> PassReport:
         switches = config.switches(self.locs)
@@ -263,8 +267,31 @@ class _Pass:
             return True
         return rec.next_check is not None and self.now >= rec.next_check
 
+    def _kept_out(self, cwd: str | None) -> str | None:
+        if not cwd:
+            return None
+        if cwd not in self.kept_out_cwds:
+            self.kept_out_cwds[cwd] = exclusion.is_excluded(self.locs, cwd)
+        return self.kept_out_cwds[cwd]
+
+    def _skip_kept_out(self, name: str, path: Path, st: os.stat_result, rec: FileRecord | None) -> bool:
+        """A transcript of a project kept out is not read past its cwd: remember it as read to its end."""
+        cwd = rec.cwd if rec and rec.cwd else _peek_cwd(path)
+        reason = self._kept_out(cwd)
+        if reason is None:
+            return False
+        self.ledger.save_file(FileRecord(
+            str(path), name, st.st_dev, st.st_ino, st.st_size, st.st_mtime, st.st_size, st.st_size, None, None,
+            "{}", rec.session_id if rec else None, cwd, KEPT_OUT + reason, 0, None, rec.bad_lines if rec else 0))
+        return True
+
     def _read_file(self, name: str, harness: Harness, path: Path, st: os.stat_result, rec: FileRecord | None,
                    window: float, budget: int, stop: StopSignal | None) -> int:
+        if self._skip_kept_out(name, path, st, rec):
+            return 0
+        # kept out until now: the turns it held then (the bytes we skipped) stay out; it is read again
+        # from the start, for its session facts
+        kept_out_until = rec.read_end if rec and (rec.excluded or "").startswith(KEPT_OUT) else None
         start, carry = self._start(path, st, rec)
         reading = harness.read(path, start, carry, budget)
         self.report.bytes_read += max(0, reading.end - start)
@@ -296,6 +323,8 @@ class _Pass:
                         self.report.stop_waiting = not turn.closed
                         if not turn.closed:
                             verdict = "open"
+                if kept_out_until is not None and turn.offset < kept_out_until:
+                    verdict = "excluded"
                 if verdict == "open":
                     resume = min(resume, turn.offset)
                     open_turns += 1
@@ -311,7 +340,7 @@ class _Pass:
                 retry = self.now + 60
                 next_check = retry if next_check is None else min(next_check, retry)
         self.report.open_turns += open_turns
-        if session is not None and reading.states:
+        if session is not None and reading.states and kept_out_until is None:
             self._note_states(session.harness, session.session_id, session.cwd, reading.states)
         with open(path, "rb") as f:
             head_len = min(HEAD_BYTES, reading.end) if reading.end else min(HEAD_BYTES, st.st_size)
@@ -364,6 +393,11 @@ class _Pass:
         retry: list[Turn] = []
         with self.ledger.write():
             for turn, verdict in settled:
+                if verdict == "excluded" or self._kept_out(turn.cwd or fallback_cwd):
+                    if self.ledger.turn_status(turn.key) is None:
+                        self.ledger.record(turn.key, turn.harness, "excluded", turn.dedupe_id, turn.ended)
+                        self.report.excluded += 1
+                    continue
                 if verdict == "drop":
                     self.ledger.record(turn.key, turn.harness, "dropped", turn.dedupe_id, turn.ended)
                     self.report.dropped += 1
@@ -443,7 +477,7 @@ class _Pass:
     # -- per project, once per pass ---------------------------------------
     def _finish_projects(self) -> None:
         for (harness, session_id), (cwd, updates) in self.sessions.items():
-            if not cwd:
+            if not cwd or self._kept_out(cwd):
                 continue
             try:
                 old_cwd, old = self.ledger.session_state(harness, session_id)
@@ -482,6 +516,34 @@ class _Pass:
         self.report.errors += 1
         log.error(self.locs, message, exc)
         self.ledger.error(message, harness, path)
+
+
+def _peek_cwd(path: Path) -> str | None:
+    """The first `cwd` a transcript names (Claude Code lines, Codex session_meta and turn_context,
+    pi/omp session headers), reading no further than needed."""
+    try:
+        with open(path, "rb") as f:
+            read = 0
+            while read < CWD_PEEK_BYTES:
+                line = f.readline(CWD_PEEK_BYTES)
+                if not line:
+                    return None
+                read += len(line)
+                if b'"cwd"' not in line:
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(obj, dict):
+                    continue
+                payload = obj.get("payload")
+                for holder in (obj, payload if isinstance(payload, dict) else {}):
+                    if isinstance(holder.get("cwd"), str) and holder["cwd"]:
+                        return holder["cwd"]
+    except OSError:
+        return None
+    return None
 
 
 def _shows(result: str, last_message: str | None) -> bool:

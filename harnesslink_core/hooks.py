@@ -150,7 +150,7 @@ def prompt_context(ctx: Context) -> str:
 
     if not ctx.opts.dry_run:
         _start_pass_if_due(ctx)
-    reason = skip_reason(ctx.prompt)
+    reason = _kept_out(ctx) or skip_reason(ctx.prompt)
     if reason:
         ctx.notes.append(f"no matches: {reason}")
         return ""
@@ -220,6 +220,10 @@ def session_context(ctx: Context) -> str:
 
     if not ctx.opts.dry_run:
         _run_pass(ctx)
+    reason = _kept_out(ctx)
+    if reason:
+        ctx.notes.append(f"no brief: {reason}")
+        return ""
     with_state = ctx.source in ("resume", "compact", "fork")
     brief = build_brief(ctx.locs, ctx.cwd, ctx.harness, session_id=ctx.session, with_state=with_state)
     ctx.notes.append(f"brief sections: {', '.join(brief.included) or '(none)'}")
@@ -258,6 +262,14 @@ def _path(text: str):
     from pathlib import Path
 
     return Path(os.path.expanduser(text))
+
+
+def _kept_out(ctx: Context) -> str | None:
+    """Nothing is injected in a project kept out (`memory.exclude`, `.harnesslink-off`)."""
+    from .exclusion import is_excluded
+
+    reason = is_excluded(ctx.locs, ctx.cwd)
+    return f"this folder is kept out of memory ({reason})" if reason else None
 
 
 def _start_pass_if_due(ctx: Context) -> None:

@@ -32,6 +32,8 @@ def summary(report: autobank.PassReport) -> str:
         return "memory.autoBank is false in config.yml; nothing banked"
     text = (f"banked {report.banked}, skipped {report.skipped}, dropped {report.dropped}, "
             f"duplicates {report.duplicates}; read {report.bytes_read / 1e6:.1f} MB")
+    if report.excluded:
+        text += f"; {report.excluded} turns of projects kept out"
     if report.backlog:
         text += f"; {report.backlog} transcripts left for the next pass"
     if report.open_turns:

@@ -11,6 +11,7 @@ from typing import Any
 from .. import clock, config
 from ..harnesses import registry
 from ..ledger import open_ledger
+from ..autobank import KEPT_OUT
 from ..paths import Locations
 
 
@@ -53,6 +54,9 @@ def collect(locs: Locations) -> dict[str, Any]:
                 "detected": harness.detect(locs),
                 "transcripts": seen,
                 "excluded_transcripts": sum(1 for r in records.values() if r.excluded),
+                "kept_out_transcripts": sum(1 for r in records.values() if (r.excluded or "").startswith(KEPT_OUT)),
+                "excluded": counts.get("excluded", 0),
+                "forgotten": counts.get("forgotten", 0),
                 "banked": counts.get("banked", 0),
                 "skipped": counts.get("skipped", 0),
                 "dropped": counts.get("dropped", 0),
@@ -84,15 +88,29 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         print(f"config.yml: {data['config_problem']} (using defaults)")
     if not data["auto_bank"]:
         print("memory.autoBank is false: nothing is banked")
+    quiet = [name for name, h in data["harnesses"].items() if _idle(h)]
     for name, h in data["harnesses"].items():
+        if name in quiet:
+            continue
         state = "on" if h["enabled"] else "off"
         print(f"\n{name}: {state}{'' if h['detected'] else ' (not detected)'}")
-        print(f"  transcripts seen {h['transcripts']} (excluded {h['excluded_transcripts']}), backlog {h['backlog']}")
+        print(f"  transcripts seen {h['transcripts']} (not banked: {h['excluded_transcripts']}, of them "
+              f"{h['kept_out_transcripts']} in projects kept out), backlog {h['backlog']}")
         print(f"  turns banked {h['banked']}, skipped {h['skipped']}, pending {h['pending']}, "
-              f"dropped {h['dropped']}, duplicates {h['duplicates']}")
+              f"dropped {h['dropped']}, duplicates {h['duplicates']}, excluded {h['excluded']}, "
+              f"forgotten {h['forgotten']}")
         if h.get("unreadable"):
             print(f"  unreadable: {h['unreadable']}")
         print(f"  errors (24h) {h['errors_24h']}, unreadable lines {h['bad_lines']}"
               + (f"; last: {h['last_error']}" if h["last_error"] else ""))
         print(f"  last pass {h['last_pass'] or 'never'}")
+    if quiet:
+        listed = ", ".join(f"{n} ({'on' if data['harnesses'][n]['enabled'] else 'off'})" for n in quiet)
+        print(f"\nnot detected, nothing to show: {listed}")
     return 0
+
+
+def _idle(h: dict[str, Any]) -> bool:
+    """Not detected and with nothing to show: one line for all of them."""
+    return (not h["detected"] and not h["transcripts"] and not h["banked"]
+            and not h["errors_24h"] and not h.get("unreadable"))

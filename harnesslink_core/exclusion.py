@@ -1,0 +1,122 @@
+"""Projects kept out of memory: nothing is banked from them and nothing is injected into them.
+
+A folder is kept out when it, or any folder above it, holds a file named `.harnesslink-off`, or
+when it (or a folder above it) matches one of the globs under `memory.exclude` in config.yml:
+
+    memory:
+      exclude:
+        - ~/clients/*          # a path glob: `~` is your home; the folder and everything below it
+        - /tmp/**
+        - scratch-*            # no `/`: any folder with a matching name, wherever it is
+
+On the prompt hook's path: imports only os and fnmatch. The globs are read from a small JSON
+cache in the agent dir, rewritten (parsing config.yml with yaml) only when config.yml changed;
+the autobank pass refreshes it, so a hook rarely parses YAML.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+
+OFF_FILE = ".harnesslink-off"
+CACHE_FILE = "exclude-cache.json"
+
+
+def is_excluded(locs, cwd: str | None) -> str | None:
+    """Why `cwd` is kept out (the `.harnesslink-off` file or the glob that matched), or None."""
+    if not cwd:
+        return None
+    home = str(locs.home)
+    if cwd == "~" or cwd.startswith("~/"):
+        cwd = home + cwd[1:]
+    path = os.path.normpath(cwd)
+    if not os.path.isabs(path):
+        return None  # a transcript's cwd is absolute; anything else names no folder of ours
+    folder = path
+    while True:
+        marker = os.path.join(folder, OFF_FILE)
+        if os.path.exists(marker):
+            return marker
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for pattern in exclude_globs(locs):
+        if _matches(path, pattern):
+            return f"memory.exclude: {pattern}"
+    return None
+
+
+def _matches(path: str, pattern: str) -> bool:
+    folder = path
+    while True:
+        subject = folder if "/" in pattern else os.path.basename(folder)
+        if subject and fnmatch.fnmatchcase(subject, pattern):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
+def exclude_globs(locs) -> list[str]:
+    """`memory.exclude` from config.yml, `~` expanded, from the cache while config.yml is unchanged."""
+    agent_dir = str(locs.agent_dir)
+    config = os.path.join(agent_dir, "config.yml")
+    try:
+        st = os.stat(config)
+    except OSError:
+        return []
+    stamp = [st.st_mtime_ns, st.st_size]
+    cache = os.path.join(agent_dir, CACHE_FILE)
+    import json  # already loaded by the hooks
+
+    try:
+        with open(cache, encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("config") == stamp and isinstance(data.get("globs"), list):
+            return [str(g) for g in data["globs"]]
+    except (OSError, ValueError, AttributeError):
+        pass
+    globs = _read_globs(locs)
+    if globs is None:
+        return []  # config.yml unreadable right now: nothing cached, asked again next time
+    tmp = f"{cache}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"config": stamp, "globs": globs}, f)
+        os.replace(tmp, cache)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return globs
+
+
+def _read_globs(locs) -> list[str] | None:
+    from .config import ConfigError, load
+
+    try:
+        data = load(locs)
+    except ConfigError:
+        return None
+    memory = data.get("memory") if isinstance(data.get("memory"), dict) else {}
+    value = memory.get("exclude") or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    home = str(locs.home)
+    globs = []
+    for item in value:
+        pattern = str(item).strip()
+        if pattern == "~" or pattern.startswith("~/"):
+            pattern = home + pattern[1:]
+        pattern = pattern.rstrip("/") or "/"
+        if "/" in pattern and not pattern.startswith("/"):
+            pattern = "*/" + pattern  # `clients/*`: a `clients` folder anywhere
+        if pattern and pattern not in globs:
+            globs.append(pattern)
+    return globs
