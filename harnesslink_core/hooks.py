@@ -191,13 +191,10 @@ def prompt_context(ctx: Context) -> str:
     ctx.notes.append(f"terms: {', '.join(decision.terms)}")
     if already:
         ctx.notes.append(f"already injected in this session (excluded): {len(already)}")
-    for hit in decision.hits:
-        ctx.notes.append(f"chosen: {hit.path}  score {hit.score:.2f}  matched: {', '.join(hit.matched)}")
-    for hit, why in decision.rejected:
-        ctx.notes.append(f"not chosen: {hit.path}  score {hit.score:.2f}  ({why})")
+    ctx.notes += decision.explain()
     text = render(decision.hits, decision.terms, str(ctx.locs.memories))
     if text and not ctx.opts.dry_run and ctx.session:
-        _remember(ctx, [h.path for h in decision.hits])
+        _remember(ctx, decision.given())
     return text
 
 

@@ -6,10 +6,17 @@ be thrown away and rebuilt at any time (`harnesslink reindex`).
 - `docs` holds one row per entry (its path relative to the memories root,
   project, time, title, harness, session) and the file's mtime and size.
 - `fts` (FTS5, porter stemming) holds the searchable text, split into title,
-  tags, prompt, a digest of the actions and the result, weighted in that spirit,
-  and `scope`: one opaque token naming the entry's project. Every search is
+  tags, prompt, a digest of the actions and the result, weighted in that spirit;
+  `keys` and `detail_keys`: the other spelling of each identifier in the title and
+  prompt, and in the actions and result (`tokens.derived_keys`: `apply discount`
+  for `applyDiscount`); and `scope`: one opaque token naming the entry's project. Every search is
   `scope:(<project> OR <linked>) AND (<terms>)`, so FTS5 only walks and scores
   the rows of the projects in scope, however large the rest of the index is.
+- `docs.sketch` is the entry's content fingerprint (`fingerprint.sketch`): copies of
+  one answer are shown and given once.
+- `vocab_keys` / `vocab_groups` hold the related-terms vocabulary (`lexicon`,
+  shipped as `data/related.txt`), so that a prompt looks up only its own words in
+  one query instead of parsing the vocabulary; reloaded when the file changes.
 - `projects` remembers each `bank/` folder's mtime: checking whether a
   project changed costs one stat. Adding, removing or replacing an entry (all
   our writes are rename-into-place) changes that mtime. A folder modified in
@@ -35,15 +42,15 @@ from pathlib import Path
 
 from .paths import Locations
 
-SCHEMA_VERSION = 3  # 3: the `scope` column, `projects.entries`. Another version is dropped and rebuilt from the Markdown
+SCHEMA_VERSION = 4  # 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary. Another version is dropped and rebuilt
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000
 
-# title, tags, prompt, actions, result, scope (a filter: no weight)
-COLUMNS = ("title", "tags", "prompt", "actions", "result", "scope")
-WEIGHTS = (6.0, 1.0, 3.0, 0.5, 2.0, 0.0)
-STRONG_COLUMNS = "{title prompt}"  # where a term says what the turn was about
+# title, tags, prompt, actions, result, derived keys of title+prompt and of actions+result, scope (a filter)
+COLUMNS = ("title", "tags", "prompt", "actions", "result", "keys", "detail_keys", "scope")
+WEIGHTS = (6.0, 1.0, 3.0, 0.5, 2.0, 3.0, 1.0, 0.0)
+STRONG_COLUMNS = "{title prompt keys}"  # where a term says what the turn was about
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS docs (
@@ -58,7 +65,8 @@ CREATE TABLE IF NOT EXISTS docs (
     source TEXT NOT NULL,
     session_id TEXT NOT NULL,
     turn_key TEXT NOT NULL,
-    cwd TEXT NOT NULL
+    cwd TEXT NOT NULL,
+    sketch TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS docs_project_ts ON docs(project, ts);
 CREATE TABLE IF NOT EXISTS projects (
@@ -66,6 +74,10 @@ CREATE TABLE IF NOT EXISTS projects (
     dir_mtime_ns INTEGER NOT NULL,
     entries INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS vocab_keys (key TEXT NOT NULL, grp INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS vocab_keys_key ON vocab_keys(key);
+CREATE TABLE IF NOT EXISTS vocab_groups (grp INTEGER PRIMARY KEY, words TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     {", ".join(COLUMNS)},
     tokenize = 'porter unicode61 remove_diacritics 2'
@@ -81,7 +93,7 @@ class Hit:
     """One search result. A plain class: `@dataclass` costs import time on the prompt hook's path."""
 
     __slots__ = ("path", "project", "ts", "title", "harness", "source", "session_id", "score", "prompt", "result",
-                 "matched", "doc_id", "evidence")
+                 "matched", "doc_id", "evidence", "sketch", "also", "why")
 
     def __init__(self, path: str, project: str, ts: float, title: str, harness: str, source: str,
                  session_id: str, score: float, prompt: str = "", result: str = "") -> None:
@@ -98,6 +110,9 @@ class Hit:
         self.matched: list[str] = []
         self.doc_id = 0
         self.evidence = 0.0
+        self.sketch = ""  # content fingerprint
+        self.also: list[Hit] = []  # copies of the same content folded into this match
+        self.why = ""  # what let it in, when that is not the ordinary floor
 
     def __repr__(self) -> str:
         return f"Hit({self.path!r}, score={self.score:.2f}, matched={self.matched})"
@@ -151,16 +166,63 @@ def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if fresh:  # an older schema: drop it, the Markdown rebuilds it
-            for table in ("fts", "docs", "projects"):
+            for table in ("fts", "docs", "projects", "vocab_keys", "vocab_groups", "meta"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
+        _load_vocabulary(conn)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def _load_vocabulary(conn: sqlite3.Connection) -> None:
+    """Store the shipped related-terms vocabulary (inside the caller's transaction)."""
+    from . import lexicon
+
+    keys, groups = lexicon.table_rows()
+    conn.execute("DELETE FROM vocab_keys")
+    conn.execute("DELETE FROM vocab_groups")
+    conn.executemany("INSERT INTO vocab_keys(key, grp) VALUES (?, ?)", keys)
+    conn.executemany("INSERT INTO vocab_groups(grp, words) VALUES (?, ?)", groups)
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('vocabulary', ?)", (lexicon.data_stamp(),))
+
+
+def _refresh_vocabulary(conn: sqlite3.Connection) -> None:
+    """Reload the vocabulary when the shipped file changed (an upgrade). Not on the prompt's path."""
+    from . import lexicon
+
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vocabulary'").fetchone()
+    if row is not None and row[0] == lexicon.data_stamp():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _load_vocabulary(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def vocabulary(conn: sqlite3.Connection, keys: list[str]) -> list[tuple[str, int, str]]:
+    """(key, group, words) for each of these vocabulary keys that the index knows."""
+    if not keys:
+        return []
+    return conn.execute(
+        "SELECT k.key, g.grp, g.words FROM vocab_keys k JOIN vocab_groups g ON g.grp = k.grp"
+        f" WHERE k.key IN ({','.join('?' * len(keys))}) ORDER BY k.rowid", keys).fetchall()
+
+
+def sketches(conn: sqlite3.Connection, paths: Iterable[str]) -> list[str]:
+    """The content fingerprints of these entries (those still indexed)."""
+    paths = list(paths)
+    if not paths:
+        return []
+    return [row[0] for row in conn.execute(
+        f"SELECT sketch FROM docs WHERE path IN ({','.join('?' * len(paths))}) AND sketch != ''", paths)]
 
 
 def delete_index_files(locs: Locations) -> None:
@@ -185,6 +247,7 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None) -> int:
         delete_index_files(locs)
         conn = connect(locs)
     try:
+        _refresh_vocabulary(conn)
         return sync(conn, locs, projects)
     finally:
         conn.close()
@@ -327,6 +390,8 @@ def _forgotten(locs: Locations):
 def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime: int, size: int,
                 forgotten=None) -> bool:
     from .entries import read_entry
+    from .fingerprint import sketch
+    from .tokens import derived_keys
 
     entry = read_entry(Path(file), slug)
     if entry is None:
@@ -334,15 +399,17 @@ def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime:
     if forgotten and forgotten.covers(slug, os.path.basename(file), entry.turn_key):
         return False  # forgotten, and back in the tree (a cloud pull): never searchable again
     cur = conn.execute(
-        "INSERT INTO docs(path, project, mtime_ns, size, ts, title, harness, source, session_id, turn_key, cwd)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO docs(path, project, mtime_ns, size, ts, title, harness, source, session_id, turn_key, cwd,"
+        " sketch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (rel, slug, mtime, size, entry.ts, entry.title, entry.harness, entry.source,
-         entry.session_id, entry.turn_key, entry.cwd),
+         entry.session_id, entry.turn_key, entry.cwd, sketch(entry.prompt, entry.result)),
     )
+    actions = actions_digest(entry.actions)
     conn.execute(
-        "INSERT INTO fts(rowid, title, tags, prompt, actions, result, scope) VALUES (?,?,?,?,?,?,?)",
-        (cur.lastrowid, entry.title, " ".join(entry.tags), entry.prompt,
-         actions_digest(entry.actions), entry.result, scope_token(slug)),
+        f"INSERT INTO fts(rowid, {', '.join(COLUMNS)}) VALUES (?,?,?,?,?,?,?,?,?)",
+        (cur.lastrowid, entry.title, " ".join(entry.tags), entry.prompt, actions, entry.result,
+         derived_keys(f"{entry.title}\n{entry.prompt}"), derived_keys(f"{actions}\n{entry.result}"),
+         scope_token(slug)),
     )
     return True
 
@@ -392,6 +459,7 @@ def rebuild(locs: Locations) -> int:
         conn.execute("DELETE FROM docs")
         conn.execute("DELETE FROM fts")
         conn.execute("DELETE FROM projects")
+        _load_vocabulary(conn)
         conn.execute("COMMIT")
         count = sync(conn, locs, None, force=True)
         conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
@@ -510,7 +578,7 @@ def search(
         params += excluded
     text_cols = ", fts.prompt, fts.result" if with_text else ", '', ''"
     sql = (
-        f"SELECT d.id, d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id,"
+        f"SELECT d.id, d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id, d.sketch,"
         f" bm25(fts, {', '.join(str(w) for w in WEIGHTS)}) AS rank{text_cols}"
         f" FROM fts JOIN docs d ON d.id = fts.rowid WHERE {' AND '.join(where)}"
         f" ORDER BY rank LIMIT ?"
@@ -518,8 +586,10 @@ def search(
     params.append(limit)
     hits = []
     ids = []
-    for doc_id, path, project, ts, title, harness, source, session, rank, prompt, result in conn.execute(sql, params):
+    for doc_id, path, project, ts, title, harness, source, session, sketch, rank, prompt, result in conn.execute(
+            sql, params):
         hits.append(Hit(path, project, ts, title, harness, source, session, -rank, prompt or "", result or ""))
+        hits[-1].sketch = sketch
         ids.append(doc_id)
     for doc_id, hit in zip(ids, hits):
         hit.doc_id = doc_id
@@ -585,7 +655,8 @@ def probe(conn: sqlite3.Connection, ids: list[int]) -> sqlite3.Connection:
     if ids:
         rows = conn.execute(f"SELECT rowid, {', '.join(COLUMNS[:-1])} FROM fts"
                             f" WHERE rowid IN ({','.join('?' * len(ids))})", ids).fetchall()
-        mem.executemany(f"INSERT INTO fts(rowid, {', '.join(COLUMNS[:-1])}) VALUES (?,?,?,?,?,?)", rows)
+        mem.executemany(f"INSERT INTO fts(rowid, {', '.join(COLUMNS[:-1])}) VALUES ({','.join('?' * len(COLUMNS))})",
+                        rows)
     return mem
 
 

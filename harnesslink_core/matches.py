@@ -35,9 +35,12 @@ import math
 import re
 import time
 
+from .fingerprint import same_content
 from .framing import cut, frame, frame_overhead, neutralise, one_line
-from .index import STRONG_COLUMNS, Hit, max_rowid, probe, probe_rows, scope_size, search, term_counts
-from .lexicon import bare_forms, is_phrase, related
+from .index import (STRONG_COLUMNS, Hit, matching_rows, max_rowid, probe, probe_rows, scope_size, search, sketches, term_counts,
+                    vocabulary)
+from .lexicon import Vocabulary, bare_forms, full, lookup_keys
+from .tokens import Compound, prompt_tokens
 
 MAX_MATCHES = 3
 BUDGET = 2000
@@ -53,6 +56,7 @@ WEAK_MATCH = 0.5  # a term found only in the steps or the result
 MIN_COVERAGE = 0.5  # share of what the prompt's terms say (by rarity) the entry must contain
 PROMPT_SCAN_CHARS = 4000  # a 1 MB paste is judged by its start
 SELECTIVE_SCOPE = 4  # the scope token filters the FTS5 query when the scope is under 1/4 of the index
+CLEAR_WINNER = 1.5  # bm25 times the next answer's that lets in a match whose terms are only in the result or steps
 CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
 
@@ -77,23 +81,30 @@ per via fix fixed fixing issue issues problem problems bug bugs change changes c
 code file files work works working worked run running ran check checked add added remove
 """.split())
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+def _tokens(prompt: str) -> list["str | Compound"]:
+    return prompt_tokens(prompt[:PROMPT_SCAN_CHARS], is_word=lambda word: not is_filler(word))
+
+
+def _meaningful(token: "str | Compound") -> str | None:
+    """The token as a term (a word, or a compound's label), or None when it says nothing."""
+    if isinstance(token, Compound):
+        return token.label
+    word = token.split("'", 1)[0]
+    if len(word) < 2 or word.isdigit() and len(word) < 3 or is_filler(word):
+        return None
+    return word
 
 
 def meaningful_terms(prompt: str) -> list[str]:
-    """Distinct lower-case words of the prompt that could tell one past turn from another."""
+    """Distinct lower-case words of the prompt that could tell one past turn from another,
+    versions, numbers with units, identifiers and file names kept whole (`tokens`)."""
     terms: list[str] = []
-    seen: set[str] = set()
-    for match in _WORD.finditer(prompt[:PROMPT_SCAN_CHARS]):
-        word = match.group(0).lower().replace("’", "'")
-        if "'" in word:
-            word = word.split("'", 1)[0]
-        if len(word) < 2 or word in seen or word.isdigit() and len(word) < 3 or is_filler(word):
-            continue
-        seen.add(word)
-        terms.append(word)
-        if len(terms) >= MAX_TERMS:
-            break
+    for token in _tokens(prompt):
+        term = _meaningful(token)
+        if term and term not in terms:
+            terms.append(term)
+            if len(terms) >= MAX_TERMS:
+                break
     return terms
 
 
@@ -116,25 +127,48 @@ def skip_reason(prompt: str) -> str | None:
     return None
 
 
-def prompt_terms(prompt: str) -> list[list[str]]:
-    """The prompt's terms, each a list: the word (or lexicon phrase) first, then related words."""
-    words = [m.group(0).lower().replace("’", "'") for m in _WORD.finditer(prompt[:PROMPT_SCAN_CHARS])]
-    meaningful = set(meaningful_terms(prompt))
-    terms: list[list[str]] = []
+class Term(list):
+    """One prompt term: its label first, then the other words that count as it; `words` is how
+    many of the prompt's words it stands for (a phrase or an identifier: two)."""
+
+    def __init__(self, words: int, alternatives: list[str]) -> None:
+        super().__init__(alternatives)
+        self.words = words
+
+
+def prompt_terms(prompt: str, vocab: Vocabulary | None = None) -> list[Term]:
+    """The prompt's terms, each a list: the word (a vocabulary phrase, a compound) first, then
+    related words (compounds: their other spellings). `vocab`: the vocabulary (default: the
+    shipped file; the prompt hook passes what the index has for the prompt's words)."""
+    vocab = vocab or full()
+    tokens = _tokens(prompt)
+    terms: list[Term] = []
     seen: set[str] = set()
     i = 0
-    while i < len(words) and len(terms) < MAX_TERMS:
-        pair = f"{words[i]} {words[i + 1]}" if i + 1 < len(words) else ""
-        if pair and is_phrase(pair):  # one term for both words ("rate limiting" is not about rates)
-            term, i = pair, i + 2
+    while i < len(tokens) and len(terms) < MAX_TERMS:
+        token, after = tokens[i], (tokens[i + 1] if i + 1 < len(tokens) else None)
+        pair = f"{token} {after}" if isinstance(token, str) and isinstance(after, str) else ""
+        if pair and vocab.is_phrase(pair):  # one term for both words ("rate limiting" is not about rates)
+            term, i = Term(2, [pair, *vocab.related(pair)[:MAX_ALTERNATIVES]]), i + 2
+        elif isinstance(token, Compound):
+            term, i = Term(token.words, [token.label, *token.spellings]), i + 1
         else:
-            term, i = words[i].split("'", 1)[0], i + 1
-            if term not in meaningful:
+            word, i = _meaningful(token), i + 1
+            if word is None:
                 continue
-        if term not in seen:
-            seen.add(term)
-            terms.append([term, *related(term)[:MAX_ALTERNATIVES]])
+            term = Term(1, [word, *vocab.related(word)[:MAX_ALTERNATIVES]])
+        if term[0] not in seen:
+            seen.add(term[0])
+            terms.append(term)
     return terms
+
+
+def prompt_vocabulary(conn, prompt: str) -> Vocabulary:
+    """What the index's vocabulary says about the prompt's words and word pairs (one query)."""
+    tokens = _tokens(prompt)[:8 * MAX_TERMS]
+    words = [t for t in tokens if isinstance(t, str) and _meaningful(t)]
+    pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if isinstance(a, str) and isinstance(b, str)]
+    return Vocabulary.from_rows(vocabulary(conn, lookup_keys(words) + list(dict.fromkeys(pairs))))
 
 
 class Decision:
@@ -148,6 +182,20 @@ class Decision:
 
     def __repr__(self) -> str:
         return f"Decision(terms={self.terms}, hits={self.hits}, rejected={self.rejected}, skipped={self.skipped!r})"
+
+    def given(self) -> list[str]:
+        """Every entry this decision gives the session: the matches and the copies folded into them."""
+        return [h.path for hit in self.hits for h in (hit, *hit.also)]
+
+    def explain(self) -> list[str]:
+        """One line per candidate: chosen (and why, when not by the ordinary floor), folded, or not chosen."""
+        lines = []
+        for hit in self.hits:
+            why = f"  ({hit.why})" if hit.why else ""
+            lines.append(f"chosen: {hit.path}  score {hit.score:.2f}  matched: {', '.join(hit.matched)}{why}")
+        for hit, why in self.rejected:
+            lines.append(f"not chosen: {hit.path}  score {hit.score:.2f}  ({why})")
+        return lines
 
 
 def find_matches(
@@ -163,7 +211,7 @@ def find_matches(
     decision.skipped = skip_reason(prompt)
     if decision.skipped or not projects:
         return decision
-    weighed = _Weighed(conn, prompt_terms(prompt), projects)
+    weighed = _Weighed(conn, prompt_terms(prompt, prompt_vocabulary(conn, prompt)), projects)
     decision.terms = [t[0] for t in weighed.found]
     if not weighed.searched:
         return decision
@@ -180,20 +228,64 @@ def find_matches(
         candidates += older
     # Rank by what the matched terms say (rarer terms say more), bm25 breaking ties.
     candidates.sort(key=lambda h: (-weighed.weight(h), -h.score))
+    families = _families(candidates)
+    _accept_clear_winner(conn, weighed, families, judged)
+    given = sketches(conn, already_injected)  # what this session was given, to recognise its copies
     best = 0.0
-    for hit in candidates:
+    for family in families:
+        hit = next((h for h in family if judged[h.doc_id] is None), family[0])
         verdict = judged[hit.doc_id]
-        if verdict is not None:
-            decision.rejected.append((hit, verdict))
-            continue
-        best = best or weighed.weight(hit)
-        if weighed.weight(hit) < RELATIVE_FLOOR * best:
-            decision.rejected.append((hit, f"under {RELATIVE_FLOOR:.0%} of the best match"))
-        elif len(decision.hits) >= limit:
-            decision.rejected.append((hit, "beyond the first three"))
-        else:
+        if verdict is None and any(same_content(sketch, hit.sketch) for sketch in given):
+            verdict = "same content as an entry already given in this session"
+        elif verdict is None:
+            best = best or weighed.weight(hit)
+            if weighed.weight(hit) < RELATIVE_FLOOR * best:
+                verdict = f"under {RELATIVE_FLOOR:.0%} of the best match"
+            elif len(decision.hits) >= limit:
+                verdict = "beyond the first three"
+        copies = [h for h in family if h is not hit]
+        if verdict is None:
+            hit.also = copies
             decision.hits.append(hit)
+            verdict = "folded into it"
+        else:
+            decision.rejected.append((hit, verdict))
+        for copy in copies:
+            decision.rejected.append((copy, f"same content as {hit.path}: {verdict}"))
     return decision
+
+
+def _families(ranked: list[Hit]) -> list[list[Hit]]:
+    """The candidates grouped by content (copies of one answer together), in rank order."""
+    families: list[list[Hit]] = []
+    for hit in ranked:
+        family = next((f for f in families if same_content(f[0].sketch, hit.sketch)), None)
+        if family is None:
+            families.append([hit])
+        else:
+            family.append(hit)
+    return families
+
+
+def _accept_clear_winner(conn, weighed: "_Weighed", families: list[list[Hit]], judged: dict[int, str | None]) -> None:
+    """Let in the candidate that the floor rejected only because its terms are in the result or
+    steps, when it stands far above every other answer that matches more than one term (by bm25,
+    copies of it aside) and contains more than one of the prompt's own words (not only related
+    ones). A prompt about work never done has no such candidate: what it shares with the bank is
+    one word here and there, or a related word that is everywhere."""
+    tops = sorted((max(f, key=lambda h: h.score) for f in families), key=lambda h: -h.score)
+    if not tops or tops[0].doc_id not in weighed.short_of_evidence or len(tops[0].matched) < 2:
+        return
+    top = tops[0]
+    runner_up = next((h.score for h in tops[1:] if len(h.matched) > 1), 0.0)
+    if top.score < CLEAR_WINNER * runner_up:
+        return
+    literal = [label for label, rows in zip(top.matched, matching_rows(conn, top.matched, [top.doc_id])) if rows]
+    if len(literal) < 2:
+        return
+    judged[top.doc_id] = None
+    ratio = f"{top.score / runner_up:.1f}× the next" if runner_up else "no other match"
+    top.why = f"clear winner: bm25 {top.score:.1f}, {ratio}; has {', '.join(literal)} in the result or steps"
 
 
 class _Weighed:
@@ -212,6 +304,8 @@ class _Weighed:
         self._idf: dict[str, float] = {}
         self.rows: dict[str, set[int]] = {}
         self.strong: dict[str, set[int]] = {}
+        self.words = {t[0]: getattr(t, "words", t[0].count(" ") + 1) for t in terms}
+        self.short_of_evidence: set[int] = set()  # rejected only for where their terms are
         self.cap = max(2, min(int(self.size * COMMON_SHARE) + 1, COMMON_CAP))
         if not terms or not self.size:
             return
@@ -269,12 +363,13 @@ def _judge(weighed: _Weighed, hits: list[Hit], required: int) -> dict[int, str |
     for hit in hits:
         evidence = 0.0
         for label in hit.matched:
-            words = label.count(" ") + 1  # a phrase of the prompt stands for its two words
-            evidence += words * (1.0 if hit.doc_id in weighed.strong[label] else WEAK_MATCH)
+            evidence += weighed.words[label] * (1.0 if hit.doc_id in weighed.strong[label] else WEAK_MATCH)
         hit.evidence = evidence
         coverage = weighed.coverage(hit)
         if evidence < required:
             verdicts[hit.doc_id] = f"{len(hit.matched)} matching term(s) ({evidence:g}), {required} required"
+            if coverage >= MIN_COVERAGE:
+                weighed.short_of_evidence.add(hit.doc_id)
         elif coverage < MIN_COVERAGE:
             verdicts[hit.doc_id] = f"covers {coverage:.0%} of the prompt's terms, {MIN_COVERAGE:.0%} required"
         else:
@@ -315,6 +410,8 @@ def _render_one(n: int, hit: Hit, terms: list[str], memories_root: str, limit: i
     path = f"{memories_root.rstrip('/')}/{hit.path}"
     header = neutralise(f"[{n}] {one_line(hit.title, 120)} — {when} · {hit.origin} · {path}")
     lines = [header]
+    if hit.also:
+        lines.append(neutralise(also_line(hit.also)))
     prompt = " ".join(hit.prompt.split())
     if prompt and prompt.lower() != " ".join(hit.title.split()).lower():
         lines.append(neutralise("asked: " + one_line(prompt, 200)))
@@ -323,6 +420,14 @@ def _render_one(n: int, hit: Hit, terms: list[str], memories_root: str, limit: i
     if hit.result and remaining > 60:
         lines.append("result: " + neutralise(excerpt(hit.result, terms, remaining)))
     return "\n".join(lines)
+
+
+def also_line(copies: list[Hit]) -> str:
+    """`also in codex, pi · 2026-11-20, 2026-11-21`: where else the same content was banked."""
+    harnesses = dict.fromkeys(copy.origin for copy in copies)
+    days = dict.fromkeys(time.strftime("%Y-%m-%d", time.gmtime(copy.ts)) for copy in sorted(copies, key=lambda c: c.ts)
+                         if copy.ts)
+    return f"also in {', '.join(harnesses)}" + (f" · {', '.join(days)}" if days else "")
 
 
 def excerpt(text: str, terms: list[str], limit: int) -> str:

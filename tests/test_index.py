@@ -52,9 +52,10 @@ def test_schema_has_the_documented_tables(tmp_path):
     locs = make_locs(tmp_path)
     conn = index.connect(locs)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"docs", "projects", "fts"} <= tables
+    assert {"docs", "projects", "fts", "vocab_keys", "vocab_groups", "meta"} <= tables
     cols = [r[1] for r in conn.execute("PRAGMA table_info(fts)")]
-    assert cols == ["title", "tags", "prompt", "actions", "result", "scope"]
+    assert cols == ["title", "tags", "prompt", "actions", "result", "keys", "detail_keys", "scope"]
+    assert "sketch" in [r[1] for r in conn.execute("PRAGMA table_info(docs)")]
     assert conn.execute("PRAGMA user_version").fetchone()[0] == index.SCHEMA_VERSION
 
 

@@ -1,0 +1,48 @@
+"""Content fingerprints: whether two bank entries say the same thing (issue 10).
+
+The same work is often banked more than once: asked in two harnesses, asked again, read from a
+resumed transcript. A fingerprint is a bottom-k sketch of the entry's word pairs (the result; the
+prompt too when the result is short, so that "Done." does not make every terse turn one), stored
+per entry at index time. Two sketches estimate how much of their word pairs the entries share
+(Jaccard); at `NEAR_DUPLICATE` or above they are one answer, shown once and given once per session.
+
+Comparing needs no hashing, only string slices: this runs on the prompt hook's path.
+"""
+
+from __future__ import annotations
+
+import re
+
+SKETCH_SIZE = 16  # hashes kept per entry (8 hex digits each)
+MIN_RESULT_WORDS = 12  # a shorter result is fingerprinted together with its prompt
+NEAR_DUPLICATE = 0.6  # estimated share of word pairs in common
+
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def sketch(prompt: str, result: str) -> str:
+    """The entry's fingerprint: its `SKETCH_SIZE` smallest word-pair hashes, as hex ("" if no words)."""
+    from zlib import crc32  # index time only
+
+    words = _WORDS.findall(result.lower())
+    if len(words) < MIN_RESULT_WORDS:
+        words = _WORDS.findall(prompt.lower()) + words
+    pairs = {f"{a} {b}" for a, b in zip(words, words[1:])} or set(words)
+    hashes = sorted({crc32(pair.encode("utf-8", "surrogatepass")) for pair in pairs})[:SKETCH_SIZE]
+    return "".join(f"{h:08x}" for h in hashes)
+
+
+def resemblance(a: str, b: str) -> float:
+    """Estimated share of word pairs two fingerprinted entries have in common (0 when either is unknown)."""
+    if not a or not b:
+        return 0.0
+    if a == b:
+        return 1.0
+    mine = {a[i:i + 8] for i in range(0, len(a), 8)}
+    theirs = {b[i:i + 8] for i in range(0, len(b), 8)}
+    union = sorted(mine | theirs)[:SKETCH_SIZE]  # the bottom-k of the union: a fair sample of it
+    return sum(1 for h in union if h in mine and h in theirs) / len(union)
+
+
+def same_content(a: str, b: str) -> bool:
+    return resemblance(a, b) >= NEAR_DUPLICATE

@@ -1,0 +1,140 @@
+"""The words a developer searches by that a plain word tokenizer breaks: versions (`Node 22`,
+`v2.3.1`), numbers with units (`300 MB`), identifiers (`applyDiscount`, `stripe_event_id`) and
+file names (`tasks.py`).
+
+FTS5's tokenizer splits `v2.3.1` into `v2 3 1` and `tasks.py` into `tasks py`, and keeps
+`applyDiscount` as the single token `applydiscount`. A quoted FTS5 phrase finds the split forms
+in order, so the prompt side only has to keep such a token whole and name its other spellings
+(`compound_terms`). What the phrase cannot reach is the other spelling of an identifier: the
+parts of `applyDiscount` and the joined form of `apply_discount`. The index stores those
+(`derived_keys`) in columns of their own.
+
+This module is on the prompt hook's path: `re` only.
+"""
+
+from __future__ import annotations
+
+import re
+
+# a run of word characters with inner punctuation: `v2.3.1`, `invoices/tasks.py`, `#123`, `applyDiscount`
+RAW_TOKEN = re.compile(r"[#@]?[^\W_](?:[\w'’.:/@+-]*[^\W_])?|[^\W_]")
+FILE_EXTENSIONS = frozenset("""
+py pyi ipynb js mjs cjs ts tsx jsx json jsonl yml yaml toml ini cfg conf env lock md mdx rst txt csv tsv
+rs go java kt kts scala rb php c h cc cpp hpp cs swift m mm sh bash zsh fish ps1 sql graphql gql proto
+css scss sass less html htm vue svelte xml gradle tf tfvars hcl dockerfile mk cmake nix lua dart ex exs
+erl hs ml r jl pl zig wasm so dylib dll exe whl tar gz zip log pem crt key
+""".split())
+UNITS = frozenset("""
+ms s sec secs second seconds m min mins minute minutes h hr hrs hour hours d day days
+b kb mb gb tb kib mib gib tib k x px rem em pt fps rps qps rpm hz khz mhz ghz
+""".split())
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+|v\d+")
+_SHORT_NUMBER = re.compile(r"v?\d{1,2}(?:\.\d+)*")  # `22`, `3.12`, `v18`: a version after a name
+_NUMBER_UNIT = re.compile(r"(\d+(?:\.\d+)?)([a-z%]+)")
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+# names written in camel case that are one word to their users: never split
+BRANDS = frozenset("""
+javascript typescript coffeescript github gitlab bitbucket postgresql mysql mariadb mongodb dynamodb
+cockroachdb graphql nodejs macos ios ipados watchos tvos iphone ipad ipod youtube wordpress powershell
+openai fastapi bigquery linkedin devops sqlite pypi npm pnpm webassembly jquery phpstorm intellij
+pycharm webstorm onedrive sharepoint dropbox paypal testflight xcode vscode chatgpt oauth openid
+""".split())
+
+
+class Compound:
+    """A prompt term kept whole: its label, the other spellings FTS5 should also look for, and how
+    many of the prompt's words it stands for (the relevance floor counts words)."""
+
+    __slots__ = ("label", "spellings", "words")
+
+    def __init__(self, label: str, spellings: list[str], words: int = 1) -> None:
+        self.label = label
+        self.spellings = [s for s in dict.fromkeys(spellings) if s and s != label]
+        self.words = words
+
+    def __repr__(self) -> str:
+        return f"Compound({self.label!r}, {self.spellings}, {self.words})"
+
+
+def identifier_parts(word: str) -> list[str]:
+    """The lower-case parts of a camelCase or snake_case identifier, [] for anything else."""
+    if "_" in word:
+        parts = [p.lower() for p in word.split("_") if p]
+        return parts if len(parts) > 1 else []
+    if not _CAMEL.search(word) or word.lower() in BRANDS:
+        return []
+    parts = [p.lower() for p in _CAMEL_PART.findall(word)]
+    return parts if len(parts) > 1 and "".join(parts) == word.lower() else []
+
+
+def classify(raw: str) -> list["str | Compound"]:
+    """One raw prompt token as plain words (lower case) and compounds."""
+    raw = raw.lstrip("#@").replace("’", "'")
+    if not raw:
+        return []
+    if "/" in raw or ":" in raw:  # a path or URL: its parts, the file name kept whole
+        return [piece for part in re.split(r"[/:]+", raw) for piece in classify(part)]
+    lower = raw.lower()
+    if "." in raw:
+        stem, _, ext = lower.rpartition(".")
+        if ext in FILE_EXTENSIONS and stem and not stem.replace(".", "").isdigit():
+            return [Compound(lower, [])]
+        if _VERSION.fullmatch(lower):
+            return [Compound(lower, [lower[1:] if lower.startswith("v") else "v" + lower])]
+        unit = _NUMBER_UNIT.fullmatch(lower)
+        if unit and unit.group(2) in UNITS:
+            return [Compound(lower, [f"{unit.group(1)} {unit.group(2)}"])]
+        return [piece for part in raw.split(".") if part for piece in classify(part)]
+    if "-" in raw or "+" in raw or "@" in raw:
+        return [piece for part in re.split(r"[-+@]+", raw) if part for piece in classify(part)]
+    if _VERSION.fullmatch(lower):  # `v18`
+        return [Compound(lower, [])]
+    unit = _NUMBER_UNIT.fullmatch(lower)
+    if unit and unit.group(2) in UNITS:
+        return [Compound(lower, [f"{unit.group(1)} {unit.group(2)}"])]
+    parts = identifier_parts(raw)
+    if parts:
+        return [Compound(lower, [" ".join(parts), "".join(parts)], words=min(2, len(parts)))]
+    return [lower]
+
+
+def prompt_tokens(text: str, is_word=str.isalpha) -> list["str | Compound"]:
+    """The prompt's words in order (lower case), with versions, numbers with units, identifiers and
+    file names kept whole. A number followed by a unit becomes one (`300mb`); a short number or
+    version right after a word for which `is_word` holds is also joined to it, after the word
+    (`node`, `node 22`): "Node 22" is what was asked, "node" alone still finds "Node.js"."""
+    tokens: list[str | Compound] = []
+    for match in RAW_TOKEN.finditer(text):
+        for token in classify(match.group(0)):
+            prev = tokens[-1] if tokens else None
+            if isinstance(token, str) and token in UNITS and isinstance(prev, str) and prev.isdigit():
+                tokens[-1] = Compound(prev + token, [f"{prev} {token}"])
+            else:
+                tokens.append(token)
+    out: list[str | Compound] = []
+    for token in tokens:
+        prev = out[-1] if out else None
+        number = token if isinstance(token, str) else token.label
+        if (isinstance(prev, str) and _SHORT_NUMBER.fullmatch(number) and prev.isalpha() and is_word(prev)
+                and (isinstance(token, str) or _VERSION.fullmatch(number))):
+            bare = number.lstrip("v")
+            token = Compound(f"{prev} {number}", [f"{prev} {bare}", f"{prev}{bare}", f"{prev} v{bare}",
+                                                  f"{prev} js {bare}"])
+        out.append(token)
+    return out
+
+
+def derived_keys(text: str) -> str:
+    """What the index adds for `text`: each identifier's other spelling (`apply discount` for
+    `applyDiscount`, `applydiscount` for `apply_discount`), once each."""
+    keys: dict[str, None] = {}
+    for match in _IDENTIFIER.finditer(text):
+        word = match.group(0)
+        parts = identifier_parts(word)
+        if parts:
+            keys["".join(parts) if "_" in word else " ".join(parts)] = None
+    return " ".join(keys)
+
+
+_IDENTIFIER = re.compile(r"\b[A-Za-z]\w*?(?:_|[a-z0-9][A-Z]|[A-Z]{2}[a-z])\w*")
