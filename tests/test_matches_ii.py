@@ -1,0 +1,217 @@
+"""Prompt matches II (issue 10): a clear winner is trusted, versions / identifiers / file names are
+searched whole, the vocabulary is data the index stores, and one answer is never given twice."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from harnesslink_core import index, lexicon
+from harnesslink_core.fingerprint import resemblance, same_content, sketch
+from harnesslink_core.matches import find_matches, meaningful_terms, prompt_terms, prompt_vocabulary, render
+from harnesslink_core.scope import scope_for
+from harnesslink_core.tokens import Compound, derived_keys, prompt_tokens
+from memory_helpers import SHOP, make_env, make_locs, run_hook, write_entry
+
+
+def _bank(tmp_path, entries, *, filler=30):
+    """A project with these entries (dicts of write_entry arguments) among filler turns."""
+    locs = make_locs(tmp_path)
+    for n, entry in enumerate(entries):
+        write_entry(locs, SHOP, **{"ts": f"2026-08-1{n % 10}T10:00:00.000Z", "session_id": f"e{n}", **entry})
+    for n in range(filler):
+        write_entry(locs, SHOP, title=f"Refactor the checkout service part {n}",
+                    result=f"Moved the checkout service code around, step {n}; tests still pass.",
+                    ts=f"2026-07-{10 + n % 18}T10:00:00.000Z", session_id=f"f{n}")
+    index.refresh(locs)
+    return locs, index.connect(locs)
+
+
+def titles(decision):
+    return [h.title for h in decision.hits]
+
+
+# --- tokens ----------------------------------------------------------------------------------------------
+
+
+def test_versions_numbers_identifiers_and_file_names_stay_whole_in_the_prompt():
+    assert meaningful_terms("what broke when we went to Node 22?") == ["broke", "went", "node", "node 22"]
+    assert meaningful_terms("upgrade to v2.3.1 broke port 8080 with a 500") == [
+        "upgrade", "v2.3.1", "broke", "port", "8080", "500"]
+    assert meaningful_terms("python 3.12 uses 300 MB in invoices/tasks.py") == [
+        "python", "python 3.12", "300mb", "invoices", "tasks.py"]
+    terms = {t[0]: t for t in prompt_terms("why does applyDiscount ignore stripe_event_id")}
+    assert terms["applydiscount"][1:] == ["apply discount"] and terms["applydiscount"].words == 2
+    assert terms["stripe_event_id"][1:] == ["stripe event id", "stripeeventid"]
+    # a version after a filler word is not joined to it; a brand in camel case is one word
+    assert "to v2.3.1" not in meaningful_terms("move to v2.3.1 now")
+    assert prompt_tokens("GitHub macOS")[:2] == ["github", "macos"]
+    assert [t for t in prompt_tokens("at 5 s") if isinstance(t, Compound)][0].label == "5s"
+
+
+def test_the_index_stores_each_identifiers_other_spelling():
+    keys = derived_keys("applyDiscount() sets ProcessedEvent.stripe_event_id; HTTPServer; GitHub")
+    assert keys.split() == ["apply", "discount", "processed", "event", "stripeeventid", "http", "server"]
+
+
+def test_a_version_finds_the_entry_that_names_it(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        {"title": "Upgrade to Node 22", "result": "Bumped the engines field and the CI image."},
+        {"title": "Upgrade to Node 20", "result": "Bumped the engines field and the CI image as well."},
+        {"title": "Node worker pool sizing", "result": "Sized the worker pool by cores."},
+    ])
+    decision = find_matches(conn, "what broke when we went to Node 22?", scope_for(locs, SHOP))
+    assert titles(decision)[:1] == ["Upgrade to Node 22"]
+    assert "Upgrade to Node 20" not in titles(decision)[:1]
+
+
+def test_identifiers_meet_across_camel_and_snake_case(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        {"title": "Rounding in applyDiscount is off by a cent", "result": "Decimal from the string amount now."},
+        {"title": "Webhook stores stripe_event_id", "result": "A unique constraint on the column."},
+    ])
+    apply = find_matches(conn, "apply discount rounding is wrong", scope_for(locs, SHOP))
+    assert titles(apply)[:1] == ["Rounding in applyDiscount is off by a cent"]
+    event = find_matches(conn, "is stripeEventId unique in the webhook", scope_for(locs, SHOP))
+    assert titles(event)[:1] == ["Webhook stores stripe_event_id"]
+
+
+def test_a_file_name_is_one_term(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        {"title": "Invoice job reads the wrong currency setting",
+         "result": "Fixed in invoices/tasks.py: customer.billing_currency instead of the default."},
+        {"title": "Celery tasks retry forever", "result": "Set max_retries on the tasks."},
+    ])
+    decision = find_matches(conn, "the currency bug in tasks.py", scope_for(locs, SHOP))
+    assert titles(decision)[:1] == ["Invoice job reads the wrong currency setting"]
+
+
+# --- vocabulary as data -----------------------------------------------------------------------------------
+
+
+def test_the_vocabulary_is_read_from_the_index_not_parsed_per_prompt(tmp_path):
+    locs, conn = _bank(tmp_path, [])
+    prompt = "the sign in page fell over on the box after the deploy"
+    vocab = prompt_vocabulary(conn, prompt)
+    assert vocab.is_phrase("sign in") and vocab.related("sign in")[:1] == ["login"]
+    assert [list(t) for t in prompt_terms(prompt, vocab)] == [list(t) for t in prompt_terms(prompt)]
+    assert len(vocab.keys) < 20  # only the prompt's own words were fetched
+
+
+def test_a_changed_vocabulary_file_is_reloaded_by_the_next_refresh(tmp_path, monkeypatch):
+    locs, conn = _bank(tmp_path, [])
+    conn.close()
+    data = tmp_path / "related.txt"
+    data.write_text("# test\nwombat marsupial\n", "utf-8")
+    monkeypatch.setattr(lexicon, "DATA_FILE", str(data))
+    index.refresh(locs)
+    conn = index.connect(locs)
+    assert prompt_vocabulary(conn, "wombat burrows").related("wombat") == ["marsupial"]
+
+
+# --- clear winner -----------------------------------------------------------------------------------------
+
+
+def test_a_clear_winner_with_its_words_in_the_result_is_trusted(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        {"title": "Payments are processed twice", "prompt": "payments are processed twice, fix it",
+         "result": "The stripe webhook handler now stores each event id and skips events it has seen."},
+        {"title": "Stripe keys rotated", "result": "New restricted key in the vault."},
+    ])
+    decision = find_matches(conn, "stripe event handled two times", scope_for(locs, SHOP))
+    assert titles(decision)[:1] == ["Payments are processed twice"]
+    assert decision.hits[0].why.startswith("clear winner")
+    assert any("clear winner" in line for line in decision.explain())
+
+
+def test_related_words_alone_never_make_a_clear_winner(tmp_path):
+    # "live" and "widget" reach this entry only as related words (production, component)
+    locs, conn = _bank(tmp_path, [
+        {"title": "Tailwind classes missing in the build",
+         "result": "The production build purged the component classes; fixed the content globs."},
+    ])
+    assert find_matches(conn, "how did we add a websocket live chat widget", scope_for(locs, SHOP)).hits == []
+
+
+# --- one answer, given once -------------------------------------------------------------------------------
+
+
+ANSWER = ("Added a unique constraint on ProcessedEvent.stripe_event_id and the webhook view now returns 200 "
+          "early when the event id was already stored, so retries from Stripe are harmless.")
+
+
+def test_fingerprints_tell_copies_from_different_answers():
+    assert resemblance(sketch("a", ANSWER), sketch("b", ANSWER)) == 1.0
+    near = ANSWER.replace("harmless", "safe now")
+    assert same_content(sketch("x", ANSWER), sketch("y", near))
+    other = "Moved the refund tax computation to per line item and added tests for partial shipments."
+    assert resemblance(sketch("x", ANSWER), sketch("x", other)) < 0.2
+    # a short result is fingerprinted with its prompt: two terse turns are not one answer
+    assert not same_content(sketch("deploy the docs site", "Done."), sketch("rotate the vault keys", "Done."))
+
+
+def _copies(tmp_path):
+    return _bank(tmp_path, [
+        {"title": "Stripe webhooks are processed twice", "result": ANSWER, "harness": "claude-code",
+         "ts": "2026-11-20T10:00:00.000Z"},
+        {"title": "Make the stripe webhook idempotent", "result": ANSWER.replace("harmless", "safe"),
+         "harness": "codex", "ts": "2026-11-21T10:00:00.000Z", "session_id": "c2"},
+        {"title": "Stripe webhook handled twice again", "result": ANSWER, "harness": "pi",
+         "ts": "2026-11-22T10:00:00.000Z", "session_id": "c3"},
+        {"title": "Stripe refunds webhook", "result": "Refund events now update the order status.",
+         "ts": "2026-11-19T10:00:00.000Z", "session_id": "c4"},
+    ])
+
+
+def test_copies_of_one_answer_fill_one_slot_that_names_the_others(tmp_path):
+    locs, conn = _copies(tmp_path)
+    decision = find_matches(conn, "stripe webhook events processed twice", scope_for(locs, SHOP))
+    firsts = [h for h in decision.hits if "unique constraint" in h.result]
+    assert len(firsts) == 1 and len(firsts[0].also) == 2
+    block = render(decision.hits, decision.terms, str(locs.memories))
+    assert block.count("unique constraint") == 1
+    also = block.split("also in ", 1)[1].split("\n", 1)[0]
+    harnesses, days = also.split(" · ")
+    assert sorted(harnesses.split(", ")) == sorted(c.harness for c in firsts[0].also)
+    assert sorted(days.split(", ")) == sorted(time.strftime("%Y-%m-%d", time.gmtime(c.ts)) for c in firsts[0].also)
+    folded = [line for line in decision.explain() if "folded into it" in line]
+    assert len(folded) == 2
+    assert len(decision.given()) == len(decision.hits) + 2
+
+
+def test_a_session_never_gets_the_same_content_twice_from_another_copy(tmp_path):
+    locs, conn = _copies(tmp_path)
+    scope = scope_for(locs, SHOP)
+    first = find_matches(conn, "stripe webhook events processed twice", scope)
+    copy = next(h for h in first.hits if h.also).also[0]
+    # a session that was given only one copy (say, before the others were banked)
+    again = find_matches(conn, "stripe webhook events processed twice", scope, already_injected={copy.path})
+    assert not [h for h in again.hits if "unique constraint" in h.result]
+    assert any("already given in this session" in why for _, why in again.rejected)
+
+
+def test_the_prompt_hook_remembers_every_copy_it_folded(tmp_path):
+    env = make_env(tmp_path)
+    locs, conn = _copies(tmp_path)
+    conn.close()
+    prompt = "stripe webhook events processed twice"
+
+    def ask(*extra):
+        out = run_hook(env, "user-prompt-submit", "--harness", "claude-code", *extra,
+                       stdin=json.dumps({"session_id": "live", "cwd": SHOP, "prompt": prompt}))
+        assert out.returncode == 0, out.stderr
+        return out.stdout.decode()
+
+    dry = ask("--dry-run")
+    assert "folded into it" in dry and "also in" in dry
+    first = ask()
+    assert first.count("unique constraint") == 1
+    assert "unique constraint" not in ask()  # the next prompt of the session: no copy of it comes back
+
+
+@pytest.mark.parametrize("prompt", ["how did we add a websocket live chat widget", "apple watch companion app"])
+def test_never_done_prompts_stay_quiet_on_the_copies_bank(tmp_path, prompt):
+    locs, conn = _copies(tmp_path)
+    assert find_matches(conn, prompt, scope_for(locs, SHOP)).hits == []
