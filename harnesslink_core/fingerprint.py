@@ -17,16 +17,16 @@ SKETCH_SIZE = 16  # hashes kept per entry (8 hex digits each)
 MIN_RESULT_WORDS = 12  # a shorter result is fingerprinted together with its prompt
 NEAR_DUPLICATE = 0.6  # estimated share of word pairs in common
 
-_WORDS = re.compile(r"[^\W_]+")
+_WORDS = r"[^\W_]+"  # compiled on first use: index time
 
 
 def sketch(prompt: str, result: str) -> str:
     """The entry's fingerprint: its `SKETCH_SIZE` smallest word-pair hashes, as hex ("" if no words)."""
     from zlib import crc32  # index time only
 
-    words = _WORDS.findall(result.lower())
+    words = re.findall(_WORDS, result.lower())
     if len(words) < MIN_RESULT_WORDS:
-        words = _WORDS.findall(prompt.lower()) + words
+        words = re.findall(_WORDS, prompt.lower()) + words
     pairs = {f"{a} {b}" for a, b in zip(words, words[1:])} or set(words)
     hashes = sorted({crc32(pair.encode("utf-8", "surrogatepass")) for pair in pairs})[:SKETCH_SIZE]
     return "".join(f"{h:08x}" for h in hashes)

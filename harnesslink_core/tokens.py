@@ -28,11 +28,7 @@ UNITS = frozenset("""
 ms s sec secs second seconds m min mins minute minutes h hr hrs hour hours d day days
 b kb mb gb tb kib mib gib tib k x px rem em pt fps rps qps rpm hz khz mhz ghz
 """.split())
-_VERSION = re.compile(r"v?\d+(?:\.\d+)+|v\d+")
-_SHORT_NUMBER = re.compile(r"v?\d{1,2}(?:\.\d+)*")  # `22`, `3.12`, `v18`: a version after a name
-_NUMBER_UNIT = re.compile(r"(\d+(?:\.\d+)?)([a-z%]+)")
-_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+_CAMEL_PART = r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+"  # compiled on first use: most prompts have none
 # names written in camel case that are one word to their users: never split
 BRANDS = frozenset("""
 javascript typescript coffeescript github gitlab bitbucket postgresql mysql mariadb mongodb dynamodb
@@ -40,6 +36,35 @@ cockroachdb graphql nodejs macos ios ipados watchos tvos iphone ipad ipod youtub
 openai fastapi bigquery linkedin devops sqlite pypi npm pnpm webassembly jquery phpstorm intellij
 pycharm webstorm onedrive sharepoint dropbox paypal testflight xcode vscode chatgpt oauth openid
 """.split())
+
+
+def _is_version(word: str) -> bool:
+    """`v18`, `2.3.1`, `v2.3`."""
+    bare = word[1:] if word.startswith("v") else word
+    parts = bare.split(".")
+    return (len(parts) > 1 or bare != word) and all(p.isdigit() for p in parts)
+
+
+def _is_short_number(word: str) -> bool:
+    """`22`, `3.12`, `v18`: what names a version right after a name."""
+    parts = (word[1:] if word.startswith("v") else word).split(".")
+    return len(parts[0]) <= 2 and all(p.isdigit() for p in parts)
+
+
+def _number_unit(word: str) -> tuple[str, str] | None:
+    """(`300`, `mb`) for `300mb`, (`1.5`, `gb`) for `1.5gb`; None for anything else."""
+    unit = word.lstrip("0123456789.")
+    number = word[:len(word) - len(unit)]
+    if unit in UNITS and number and number[0].isdigit() and number[-1].isdigit() and number.count(".") < 2:
+        return number, unit
+    return None
+
+
+def _is_camel(word: str) -> bool:
+    if word.islower() or word.isupper():
+        return False
+    return (any((a.islower() or a.isdigit()) and b.isupper() for a, b in zip(word, word[1:]))
+            or any(a.isupper() and b.isupper() and c.islower() for a, b, c in zip(word, word[1:], word[2:])))
 
 
 class Compound:
@@ -62,9 +87,9 @@ def identifier_parts(word: str) -> list[str]:
     if "_" in word:
         parts = [p.lower() for p in word.split("_") if p]
         return parts if len(parts) > 1 else []
-    if not _CAMEL.search(word) or word.lower() in BRANDS:
+    if not _is_camel(word) or word.lower() in BRANDS:
         return []
-    parts = [p.lower() for p in _CAMEL_PART.findall(word)]
+    parts = [p.lower() for p in re.findall(_CAMEL_PART, word)]
     return parts if len(parts) > 1 and "".join(parts) == word.lower() else []
 
 
@@ -80,19 +105,19 @@ def classify(raw: str) -> list["str | Compound"]:
         stem, _, ext = lower.rpartition(".")
         if ext in FILE_EXTENSIONS and stem and not stem.replace(".", "").isdigit():
             return [Compound(lower, [])]
-        if _VERSION.fullmatch(lower):
+        if _is_version(lower):
             return [Compound(lower, [lower[1:] if lower.startswith("v") else "v" + lower])]
-        unit = _NUMBER_UNIT.fullmatch(lower)
-        if unit and unit.group(2) in UNITS:
-            return [Compound(lower, [f"{unit.group(1)} {unit.group(2)}"])]
+        unit = _number_unit(lower)
+        if unit:
+            return [Compound(lower, [" ".join(unit)])]
         return [piece for part in raw.split(".") if part for piece in classify(part)]
     if "-" in raw or "+" in raw or "@" in raw:
         return [piece for part in re.split(r"[-+@]+", raw) if part for piece in classify(part)]
-    if _VERSION.fullmatch(lower):  # `v18`
+    if _is_version(lower):  # `v18`
         return [Compound(lower, [])]
-    unit = _NUMBER_UNIT.fullmatch(lower)
-    if unit and unit.group(2) in UNITS:
-        return [Compound(lower, [f"{unit.group(1)} {unit.group(2)}"])]
+    unit = _number_unit(lower)
+    if unit:
+        return [Compound(lower, [" ".join(unit)])]
     parts = identifier_parts(raw)
     if parts:
         return [Compound(lower, [" ".join(parts), "".join(parts)], words=min(2, len(parts)))]
@@ -116,8 +141,8 @@ def prompt_tokens(text: str, is_word=str.isalpha) -> list["str | Compound"]:
     for token in tokens:
         prev = out[-1] if out else None
         number = token if isinstance(token, str) else token.label
-        if (isinstance(prev, str) and _SHORT_NUMBER.fullmatch(number) and prev.isalpha() and is_word(prev)
-                and (isinstance(token, str) or _VERSION.fullmatch(number))):
+        if (isinstance(prev, str) and _is_short_number(number) and prev.isalpha() and is_word(prev)
+                and (isinstance(token, str) or _is_version(number))):
             bare = number.lstrip("v")
             token = Compound(f"{prev} {number}", [f"{prev} {bare}", f"{prev}{bare}", f"{prev} v{bare}",
                                                   f"{prev} js {bare}"])
@@ -129,7 +154,7 @@ def derived_keys(text: str) -> str:
     """What the index adds for `text`: each identifier's other spelling (`apply discount` for
     `applyDiscount`, `applydiscount` for `apply_discount`), once each."""
     keys: dict[str, None] = {}
-    for match in _IDENTIFIER.finditer(text):
+    for match in re.finditer(_IDENTIFIER, text):
         word = match.group(0)
         parts = identifier_parts(word)
         if parts:
@@ -137,4 +162,4 @@ def derived_keys(text: str) -> str:
     return " ".join(keys)
 
 
-_IDENTIFIER = re.compile(r"\b[A-Za-z]\w*?(?:_|[a-z0-9][A-Z]|[A-Z]{2}[a-z])\w*")
+_IDENTIFIER = r"\b[A-Za-z]\w*?(?:_|[a-z0-9][A-Z]|[A-Z]{2}[a-z])\w*"  # index time only
