@@ -76,7 +76,7 @@ def build_brief(
     return assemble(sections, budget, project=slug)
 
 
-def assemble(sections: list[Section], budget: int, *, project: str = "") -> Brief:
+def assemble(sections: list[Section], budget: int, *, project: str = "", kind: str = "brief") -> Brief:
     """Greedy in order: a section goes in whole if it fits, else it becomes a one-line note."""
     included: list[Section] = []
     dropped: list[Section] = []
@@ -89,7 +89,7 @@ def assemble(sections: list[Section], budget: int, *, project: str = "") -> Brie
                 for s in dropped
             )
             parts.append("## Not shown\n" + notes)
-        return frame("brief", "\n\n".join(parts), project=project) if parts else ""
+        return frame(kind, "\n\n".join(parts), project=project) if parts else ""
 
     for section in sections:
         included.append(section)

@@ -212,8 +212,9 @@ def _sync_quickly(ctx: Context, conn, projects: list[str]) -> None:
 
 
 def session_context(ctx: Context) -> str:
-    """The brief (plus this session's state after a compaction or resume)."""
-    from .brief import build_brief
+    """A waiting handoff, then the brief (plus this session's state after a compaction or resume)."""
+    from .brief import DEFAULT_BUDGET, build_brief
+    from .handoff import brief_budget, take
 
     if not ctx.opts.dry_run:
         _run_pass(ctx)
@@ -222,11 +223,15 @@ def session_context(ctx: Context) -> str:
         ctx.notes.append(f"no brief: {reason}")
         return ""
     with_state = ctx.source in ("resume", "compact", "fork")
-    brief = build_brief(ctx.locs, ctx.cwd, ctx.harness, session_id=ctx.session, with_state=with_state)
+    handoff = take(ctx.locs.agent_dir, ctx.cwd, ctx.harness, peek=ctx.opts.dry_run, log=ctx.log_error)
+    brief = build_brief(ctx.locs, ctx.cwd, ctx.harness, session_id=ctx.session, with_state=with_state,
+                        budget=brief_budget(handoff, DEFAULT_BUDGET))
     ctx.notes.append(f"brief sections: {', '.join(brief.included) or '(none)'}")
     if brief.dropped:
         ctx.notes.append(f"dropped under the budget: {', '.join(brief.dropped)}")
-    return brief.text
+    if handoff:
+        ctx.notes.append(f"handoff from `harnesslink resume`: {len(handoff)} characters (taken once)")
+    return "\n\n".join(text for text in (handoff, brief.text) if text)
 
 
 def stop(ctx: Context) -> None:

@@ -28,6 +28,7 @@ VERBS = {
     "forget": "forget",
     "mcp": "mcp",
     "mcp-call": "mcp",
+    "resume": "resume",
 }
 
 
