@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ STOP_RETRY_DELAY = 0.1
 DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
 CWD_PEEK_BYTES = 256 * 1024  # how far into a transcript we look for its cwd before reading it
 KEPT_OUT = "kept out: "  # `files.excluded` of a transcript whose project is kept out (exclusion.py)
+TEMP_STALE = 600.0  # a temporary file this old was left by a writer that died: removed
 
 
 @dataclass
@@ -66,6 +68,7 @@ class PassReport:
     bytes_read: int = 0
     backlog: int = 0  # transcripts with unread bytes left for a later pass
     errors: int = 0
+    failure: str | None = None  # the last write that failed (full disk, permissions, database), in one line
     touched: set[str] = field(default_factory=set)  # project slugs
     entries: list[Path] = field(default_factory=list)
     open_turns: int = 0
@@ -145,6 +148,7 @@ def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 
         for name in ("banked", "skipped", "dropped", "duplicates", "excluded", "bytes_read", "errors"):
             setattr(total, name, getattr(total, name) + getattr(report, name))
         total.touched |= report.touched
+        total.failure = report.failure or total.failure
         total.entries += report.entries
         total.backlog, total.open_turns, total.disabled = report.backlog, report.open_turns, report.disabled
         if progress:
@@ -428,7 +432,7 @@ class _Pass:
                 path = bank.write(folder, bank.render(turn), sync_folder=False, listing=self._listing(folder))
             except OSError as exc:
                 # a full disk or a read-only tree: the reservation lapses and a later pass retries
-                self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None)
+                self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None, failure=exc)
                 retry.append(turn)
                 continue
             written.append((turn, path, slug))
@@ -476,6 +480,18 @@ class _Pass:
 
     # -- per project, once per pass ---------------------------------------
     def _finish_projects(self) -> None:
+        """State files, MAIN.md, summaries and the index of the projects this pass touched, and of
+        those an earlier pass could not finish (a full disk, a read-only folder): retried until done."""
+        unfinished = self._unfinished()
+        for harness, session_id, cwd in unfinished["sessions"]:
+            self.sessions.setdefault((harness, session_id), (cwd, []))
+        self.report.touched |= set(unfinished["projects"])
+        # written ahead: a pass killed before it finishes leaves the work to the next one
+        ahead = {"sessions": [[h, sid, cwd] for (h, sid), (cwd, _) in self.sessions.items() if cwd],
+                 "projects": sorted(self.report.touched)}
+        self._save_unfinished(unfinished, ahead["sessions"], set(ahead["projects"]))
+        failed_sessions: list[list[str]] = []
+        failed_projects: set[str] = set()
         for (harness, session_id), (cwd, updates) in self.sessions.items():
             if not cwd or self._kept_out(cwd):
                 continue
@@ -489,6 +505,7 @@ class _Pass:
                 if state.write(self.locs.memories / slug, harness, session_id, cwd, new):
                     self.report.touched.add(slug)
             except Exception as exc:  # noqa: BLE001
+                failed_sessions.append([harness, session_id, cwd])
                 self._error(f"state file for {harness}:{session_id}: {exc!r}", harness, None, exc)
         today = clock.iso(self.now)[:10]
         forgotten = forget.tombstones(self.locs) if self.report.touched else None
@@ -497,25 +514,87 @@ class _Pass:
             try:
                 projectfiles.rebuild_main(project, forgotten)
                 projectfiles.write_summaries(project, today, forgotten)
+                _sweep_temp(project)
             except Exception as exc:  # noqa: BLE001
+                failed_projects.add(slug)
                 self._error(f"{project}: {exc!r}", None, str(project), exc)
-        if self.report.touched:
-            self._refresh_index()
+        if self.report.touched and not self._refresh_index():
+            failed_projects |= self.report.touched
+        self._save_unfinished(ahead, failed_sessions, failed_projects)
 
-    def _refresh_index(self) -> None:
+    def _unfinished(self) -> dict[str, list]:
+        try:
+            value = json.loads(self.ledger.get_meta("unfinished") or "{}")
+        except (ValueError, sqlite3.Error):
+            value = {}
+        value = value if isinstance(value, dict) else {}
+        return {"sessions": [s for s in value.get("sessions", []) if isinstance(s, list) and len(s) == 3],
+                "projects": [p for p in value.get("projects", []) if isinstance(p, str)]}
+
+    def _save_unfinished(self, old: dict[str, list], sessions: list[list[str]], projects: set[str]) -> None:
+        new = {"sessions": sessions, "projects": sorted(projects)}
+        if new == old:
+            return
+        try:
+            self.ledger.set_meta("unfinished", json.dumps(new))
+        except sqlite3.Error as exc:
+            log.error(self.locs, "could not remember what to finish next pass", exc)
+
+    def _refresh_index(self) -> bool:
         try:
             from . import index
         except ImportError:
-            return
+            return True
         try:
             index.refresh(self.locs, set(self.report.touched))
+            return True
         except Exception as exc:  # noqa: BLE001
             self._error(f"index refresh failed: {exc!r}", None, None, exc)
+            return False
 
-    def _error(self, message: str, harness: str | None, path: str | None, exc: BaseException | None = None) -> None:
+    def _error(self, message: str, harness: str | None, path: str | None, exc: BaseException | None = None,
+               *, failure: BaseException | None = None) -> None:
         self.report.errors += 1
+        failure = failure or (exc if isinstance(exc, (OSError, sqlite3.Error)) else None)
+        if failure is not None:
+            from .errors import describe
+
+            self.report.failure = describe(failure, self.locs)
         log.error(self.locs, message, exc)
         self.ledger.error(message, harness, path)
+
+
+def _sweep_temp(project: Path) -> None:
+    """Remove temporary files a killed writer left in a project (never an entry: those are `.md`).
+
+    Our temporary names end in `.<pid>.<random>.tmp`: a file of a process that is gone goes at
+    once, any other once it is TEMP_STALE old."""
+    cutoff = time.time() - TEMP_STALE
+    for folder in (project, project / "bank", project / "summaries", project / "state"):
+        try:
+            with os.scandir(folder) as it:
+                stale = [e.path for e in it if e.name.startswith(".") and e.name.endswith(".tmp")
+                         and (_writer_gone(e.name) or e.stat(follow_symlinks=False).st_mtime < cutoff)]
+        except OSError:
+            continue
+        for path in stale:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _writer_gone(name: str) -> bool:
+    parts = name.rsplit(".", 3)
+    if len(parts) != 4 or not parts[1].isdigit() or int(parts[1]) in (0, os.getpid()):
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _peek_cwd(path: Path) -> str | None:

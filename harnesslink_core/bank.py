@@ -173,11 +173,7 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
         return existing
     bank_dir.mkdir(parents=True, exist_ok=True)
     tmp = bank_dir / f".{entry.name_stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    data = entry.text.encode()
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    _write_synced(tmp, entry.text.encode())
     try:
         suffix = hashlib.blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
         candidates = [entry.name_stem, f"{entry.name_stem}-{suffix}"] + [
@@ -199,11 +195,24 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
 def rewrite(path: Path, entry: Entry) -> None:
     """Replace an entry's content in place, atomically (only Antigravity's per-conversation entry)."""
     tmp = path.with_name(f".{path.stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(entry.text.encode())
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    _write_synced(tmp, entry.text.encode())
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_synced(tmp: Path, data: bytes) -> None:
+    """A temporary file with these bytes on disk, or no file at all (a full disk fails the write)."""
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _place(tmp: Path, target: Path) -> bool:

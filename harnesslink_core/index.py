@@ -175,7 +175,8 @@ def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a full disk has rolled it back already
+            conn.execute("ROLLBACK")
         raise
 
 
@@ -333,7 +334,8 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
             )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a full disk has rolled it back already
+            conn.execute("ROLLBACK")
         raise
     return changed
 

@@ -230,7 +230,8 @@ class Ledger:
                 status, reserved_at, holder = row
                 if status != "reserved":
                     return "done"
-                if holder != owner and reserved_at is not None and now - reserved_at < RESERVATION_TTL:
+                if (holder != owner and reserved_at is not None and now - reserved_at < RESERVATION_TTL
+                        and _holder_alive(holder)):
                     return "busy"
             elif dedupe_id is not None:
                 twin = self.db.execute(
@@ -435,3 +436,25 @@ def open_ledger(locs: Locations) -> Ledger:
 
 def owner_id() -> str:
     return f"{os.getpid()}@{os.uname().nodename}:{time.monotonic_ns()}"
+
+
+def _holder_alive(holder: str | None) -> bool:
+    """Whether the pass that holds a reservation may still be writing it.
+
+    A pass of this very process has returned (passes are serialised by the pass lock) and a
+    process of this machine that is gone (killed, crashed) writes nothing more: their
+    reservations are taken over at once instead of after RESERVATION_TTL."""
+    pid_text, _, rest = (holder or "").partition("@")
+    node = rest.rsplit(":", 1)[0]
+    if not pid_text.isdigit() or node != os.uname().nodename:
+        return True
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True

@@ -107,7 +107,7 @@ def write_summaries(project_dir: Path, today: str, forgotten=None) -> list[Path]
 def _create(path: Path, text: str) -> bool:
     """Write a file that must never be replaced once it exists."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -123,7 +123,7 @@ def _create(path: Path, text: str) -> bool:
 def atomic_write(path: Path, text: str) -> None:
     """Replace a file whole (temporary file + rename), keeping its permissions."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8", "surrogateescape"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .. import autobank
 from ..paths import Locations
@@ -22,7 +23,16 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         report = autobank.run_pass(locs, harnesses=args.harness)
     if not args.quiet:
         print(summary(report))
-    return 0
+    return failed(report, "autobank")
+
+
+def failed(report: autobank.PassReport, verb: str) -> int:
+    """1, with one line on stderr, when a write failed (the next pass retries it); else 0."""
+    if report.failure is None:
+        return 0
+    print(f"harnesslink {verb}: error: {report.failure} (nothing is lost: the next pass retries; details in the log)",
+          file=sys.stderr)
+    return 1
 
 
 def summary(report: autobank.PassReport) -> str:

@@ -7,7 +7,7 @@ import sys
 
 from .. import autobank
 from ..paths import Locations
-from .autobank import summary
+from .autobank import failed, summary
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -37,4 +37,4 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     if show:
         sys.stderr.write("\n")
     print(f"backfill of {', '.join(names)} over {args.days:g} days: {summary(report)}")
-    return 0 if not report.locked else 1
+    return 1 if report.locked else failed(report, "backfill")
