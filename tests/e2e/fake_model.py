@@ -12,11 +12,13 @@ small directives, so a test reads as what it asks for:
     "[[bash: ls -la]]"            -> call the shell tool with that command, then answer
     "[[write: notes.txt | hi]]"   -> call the Write/write tool, or a shell `printf` where there is none
     "[[agent: look {{bash: ls}}]]" -> call Claude's Agent/Task tool with the prompt "look [[bash: ls]]"
+    "[[call: update_plan | {...}]]" -> call that tool (when the harness offers it) with these JSON arguments
     "[[long]]"                    -> a plain answer longer than 200 characters
     anything else                 -> a short plain answer
 
 Once the tool's result comes back the model gives its final answer, which quotes the result. Every request is
-kept in `server.requests` (path + parsed JSON body) so tests can assert what reached the model.
+kept in `server.requests` (path + parsed JSON body) so tests can assert what reached the model. Replies report
+50 input tokens, or, with `server.usage_from_size = True`, a quarter of the request's size (a context that grows).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
-DIRECTIVE = re.compile(r"\[\[(bash|write|agent|long)(?::\s*(.*?))?\]\]", re.DOTALL)
+DIRECTIVE = re.compile(r"\[\[(bash|write|agent|long|call)(?::\s*(.*?))?\]\]", re.DOTALL)
 SHELL_TOOL_NAMES = ("Bash", "bash", "shell", "shell_command", "exec_command", "local_shell")
 AGENT_TOOL_NAMES = ("Agent", "Task")
 WRITE_TOOL_NAMES = ("Write", "write")
@@ -73,6 +75,11 @@ def decide(conversation: Conversation) -> Reply:
     kind, argument = match.group(1), (match.group(2) or "").strip()
     if kind == "long":
         return Reply(text=LONG_ANSWER)
+    if kind == "call":
+        name, _, arguments = argument.partition("|")
+        if name.strip() not in conversation.tools:
+            return Reply(text=f"No {name.strip()} tool here.")
+        return Reply(tool_call=ToolCall(name.strip(), json.loads(arguments)))
     if kind == "agent":
         agent_tool = _first_available(conversation.tools, AGENT_TOOL_NAMES)
         if agent_tool:
@@ -202,8 +209,8 @@ def _next_id(prefix: str) -> str:
     return f"{prefix}_fake{next(_ids):04d}"
 
 
-def anthropic_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    usage = {"input_tokens": 50, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+def anthropic_events(reply: Reply, model: str, input_tokens: int = 50) -> Iterator[tuple[str, dict[str, Any]]]:
+    usage = {"input_tokens": input_tokens, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     yield "message_start", {"type": "message_start", "message": {
         "id": _next_id("msg"), "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": usage}}
@@ -222,7 +229,7 @@ def anthropic_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, 
     yield "message_stop", {"type": "message_stop"}
 
 
-def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
+def anthropic_message(reply: Reply, model: str, input_tokens: int = 50) -> dict[str, Any]:
     if reply.tool_call:
         content = [{"type": "tool_use", "id": _next_id("toolu"), "name": reply.tool_call.name,
                     "input": reply.tool_call.arguments}]
@@ -230,10 +237,10 @@ def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
         content = [{"type": "text", "text": reply.text}]
     return {"id": _next_id("msg"), "type": "message", "role": "assistant", "model": model, "content": content,
             "stop_reason": "tool_use" if reply.tool_call else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 50, "output_tokens": 20}}
+            "usage": {"input_tokens": input_tokens, "output_tokens": 20}}
 
 
-def responses_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def responses_events(reply: Reply, model: str, input_tokens: int = 50) -> Iterator[tuple[str, dict[str, Any]]]:
     response_id = _next_id("resp")
     yield "response.created", {"type": "response.created", "response": {"id": response_id, "model": model}}
     if reply.tool_call:
@@ -249,11 +256,11 @@ def responses_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, 
     yield "response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}
     yield "response.completed", {"type": "response.completed", "response": {
         "id": response_id, "model": model, "status": "completed", "output": [item],
-        "usage": {"input_tokens": 50, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
-                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 70}}}
+        "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
+                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input_tokens + 20}}}
 
 
-def chat_chunks(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
+def chat_chunks(reply: Reply, model: str, input_tokens: int = 50) -> Iterator[dict[str, Any]]:
     chunk_id, created = _next_id("chatcmpl"), int(time.time())
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -268,10 +275,11 @@ def chat_chunks(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
     else:
         yield chunk({"role": "assistant", "content": reply.text})
         finish = "stop"
-    yield chunk({}, finish, usage={"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70})
+    yield chunk({}, finish, usage={"prompt_tokens": input_tokens, "completion_tokens": 20,
+                                   "total_tokens": input_tokens + 20})
 
 
-def chat_completion(reply: Reply, model: str) -> dict[str, Any]:
+def chat_completion(reply: Reply, model: str, input_tokens: int = 50) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.tool_call:
         message["tool_calls"] = [{"id": _next_id("call"), "type": "function", "function": {
@@ -279,7 +287,7 @@ def chat_completion(reply: Reply, model: str) -> dict[str, Any]:
     return {"id": _next_id("chatcmpl"), "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if reply.tool_call else "stop"}],
-            "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70}}
+            "usage": {"prompt_tokens": input_tokens, "completion_tokens": 20, "total_tokens": input_tokens + 20}}
 
 
 # --- the server -------------------------------------------------------------------------------------------------
@@ -298,6 +306,7 @@ class FakeModelServer:
     def __init__(self, log_path: str | None = None) -> None:
         self.requests: list[LoggedRequest] = []
         self.log_path = log_path
+        self.usage_from_size = False  # report a quarter of each request's size as its input tokens
         self._lock = threading.Lock()
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._http.daemon_threads = True
@@ -394,18 +403,19 @@ def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             reply = decide(conversation)
             server.record(LoggedRequest("POST", path, body, reply))
             model = str(body.get("model", "fake-model"))
+            tokens = max(50, len(raw) // 4) if server.usage_from_size else 50
             stream = body.get("stream", path.endswith("/responses"))
             if path.endswith("/messages"):
                 if not stream:
-                    return self._json(anthropic_message(reply, model))
+                    return self._json(anthropic_message(reply, model, tokens))
                 return self._sse((f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in
-                                  anthropic_events(reply, model)))
+                                  anthropic_events(reply, model, tokens)))
             if path.endswith("/responses"):
                 return self._sse((f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in
-                                  responses_events(reply, model)))
+                                  responses_events(reply, model, tokens)))
             if not stream:
-                return self._json(chat_completion(reply, model))
-            return self._sse(itertools.chain((f"data: {json.dumps(c)}\n\n" for c in chat_chunks(reply, model)),
+                return self._json(chat_completion(reply, model, tokens))
+            return self._sse(itertools.chain((f"data: {json.dumps(c)}\n\n" for c in chat_chunks(reply, model, tokens)),
                                              ["data: [DONE]\n\n"]))
 
         def _json(self, payload: Any) -> None:
