@@ -116,6 +116,8 @@ def classify(raw: str) -> list["str | Compound"]:
     if _is_version(lower):  # `v18`
         return [Compound(lower, [])]
     unit = _number_unit(lower)
+    if unit and unit[1] == "s" and len(unit[0]) == 3 and unit[0][0] in "45":
+        return [unit[0]]  # "getting 500s": status codes, not seconds
     if unit:
         return [Compound(lower, [" ".join(unit)])]
     parts = identifier_parts(raw)

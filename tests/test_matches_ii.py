@@ -49,6 +49,7 @@ def test_versions_numbers_identifiers_and_file_names_stay_whole_in_the_prompt():
     assert "to v2.3.1" not in meaningful_terms("move to v2.3.1 now")
     assert prompt_tokens("GitHub macOS")[:2] == ["github", "macos"]
     assert [t for t in prompt_tokens("at 5 s") if isinstance(t, Compound)][0].label == "5s"
+    assert meaningful_terms("getting 500s and 429s from checkout") == ["500", "429", "checkout"]
 
 
 def test_the_index_stores_each_identifiers_other_spelling():
@@ -109,6 +110,21 @@ def test_a_changed_vocabulary_file_is_reloaded_by_the_next_refresh(tmp_path, mon
     index.refresh(locs)
     conn = index.connect(locs)
     assert prompt_vocabulary(conn, "wombat burrows").related("wombat") == ["marsupial"]
+
+
+@pytest.mark.parametrize("prompt, expected", [
+    ("the importer fell over yesterday", "The importer crashes on large CSV files"),
+    ("the box has no space left", "Build server disk full"),
+    ("someone bounced the box", "Restarted the build server"),
+])
+def test_everyday_words_find_the_developer_words(tmp_path, prompt, expected):
+    # each prompt shares at most one word with its entry: the vocabulary must bridge the rest
+    locs, conn = _bank(tmp_path, [
+        {"title": "The importer crashes on large CSV files", "result": "Streams rows now instead of reading it all."},
+        {"title": "Build server disk full", "result": "Docker images are pruned nightly now."},
+        {"title": "Restarted the build server", "result": "It came back after the kernel update."},
+    ])
+    assert titles(find_matches(conn, prompt, scope_for(locs, SHOP)))[:1] == [expected]
 
 
 # --- clear winner -----------------------------------------------------------------------------------------
