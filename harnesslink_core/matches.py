@@ -57,6 +57,7 @@ MIN_COVERAGE = 0.5  # share of what the prompt's terms say (by rarity) the entry
 PROMPT_SCAN_CHARS = 4000  # a 1 MB paste is judged by its start
 SELECTIVE_SCOPE = 4  # the scope token filters the FTS5 query when the scope is under 1/4 of the index
 CLEAR_WINNER = 1.5  # bm25 times the next answer's that lets in a match whose terms are only in the result or steps
+CLEAR_WINNER_OWN_WORDS = 2  # the prompt's own words (not related ones) a clear winner must contain
 CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
 
@@ -281,7 +282,7 @@ def _accept_clear_winner(conn, weighed: "_Weighed", families: list[list[Hit]], j
     if top.score < CLEAR_WINNER * runner_up:
         return
     literal = [label for label, rows in zip(top.matched, matching_rows(conn, top.matched, [top.doc_id])) if rows]
-    if len(literal) < 2:
+    if len(literal) < CLEAR_WINNER_OWN_WORDS:
         return
     judged[top.doc_id] = None
     ratio = f"{top.score / runner_up:.1f}× the next" if runner_up else "no other match"
