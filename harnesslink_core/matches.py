@@ -4,16 +4,21 @@ Rules, in the order they apply:
 - prompts starting with `/` (a command) or `!` (a shell escape) get nothing;
 - fewer than two meaningful terms get nothing;
 - only this project and its linked projects; nothing from the current session;
-  nothing already injected earlier in this session;
+  nothing already given earlier in this session, nor a copy of it (`fingerprint`);
 - a relevance floor: an entry must contain at least two of the prompt's terms
   (a quarter of them for long prompts, at most four), and score at least
   `RELATIVE_FLOOR` of the best match (bm25 scores have no absolute scale:
   they shrink as a term spreads over more of the bank);
+- copies of one answer (same or nearly the same content) take one slot, which
+  names the others (`Hit.also`);
 - the whole framed block stays within `budget` characters.
 
 What counts as a term: each meaningful word of the prompt (or a two-word phrase
-the lexicon knows, "dark mode") together with its related words from `lexicon`
-("popup" also finds "modal"); an entry containing any of them contains the term.
+the vocabulary knows, "dark mode") together with its related words from the
+vocabulary (`lexicon`, stored in the index: "popup" also finds "modal"); an entry
+containing any of them contains the term. Versions, numbers with units,
+identifiers and file names are terms of their own with their other spellings
+(`tokens`: "Node 22" also finds "node22", `applyDiscount` also "apply discount").
 How often each term occurs in the projects in scope decides how much it says
 (idf): a term in more than `COMMON_SHARE` of the entries is not searched for
 (unless nothing better is left) but still counts when an entry has it.
@@ -23,6 +28,12 @@ prompt, `WEAK_MATCH` when only in the steps or the result; the matched terms mus
 also carry `MIN_COVERAGE` of what the prompt's terms say together (by idf), so
 two common words cannot stand for a prompt whose specific words are elsewhere.
 Candidates are ranked by the idf of their matched terms, bm25 breaking ties.
+
+A clear winner passes the floor anyway: the candidate that stands `CLEAR_WINNER`
+times above every other answer matching more than one term (by bm25, its copies
+aside) and contains `CLEAR_WINNER_OWN_WORDS` of the prompt's own words (related
+words are not enough: "websocket live chat widget" reaches a Tailwind entry by
+production/component, and "apple watch companion app" an iOS build by "app").
 
 Tried and left out: letting one rare word in the title suffice. On the labelled
 sets (benchmarks/queries*.json) it found no target the related words did not,
