@@ -6,22 +6,22 @@ session's state file (after a compaction or resume); an optional recall
 section. Each section is included whole or dropped under the budget, and a
 dropped section is named in one line saying where to look instead.
 
-The brief reads the Markdown directly (the newest entries are the last file
-names, because names start with the time), so it works even when the search
-index is missing or broken; only the recall section needs the index.
+The newest entries come from the search index (one indexed query) when it can
+be had, else from the Markdown directly (the newest entries are the last file
+names, because names start with the time), so the brief works even when the
+index is missing or broken.
+
+On the session-start hook's path: no re, dataclasses or pathlib (see hooks.py).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 from .framing import cut, frame, neutralise, one_line
 from .paths import Locations
-from .scope import project_dir, project_slug
+from .scope import project_path, project_slug
 
 DEFAULT_BUDGET = 6000  # well under Claude Code's 10,000-character cap on one hook's output
 NEWEST = 10
@@ -33,23 +33,31 @@ DEFAULT_MAIN_HEADER = (
 )
 
 
-@dataclass
 class Section:
-    name: str
-    text: str
-    where: str  # where the agent can look when the section is dropped
+    def __init__(self, name: str, text: str, where: str) -> None:
+        self.name = name
+        self.text = text
+        self.where = where  # where the agent can look when the section is dropped
 
     def render(self) -> str:
-        # headings inside a section sit below the section's own level
-        body = re.sub(r"^(#{1,4}) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", self.text.strip(), flags=re.M)
-        return f"## {self.name}\n{body}"
+        return f"## {self.name}\n{demote_headings(self.text.strip())}"
 
 
-@dataclass
+def demote_headings(text: str) -> str:
+    """Headings inside a section (`#` to `####`) sit two levels below where they were."""
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        level = len(line) - len(line.lstrip("#"))
+        if 1 <= level <= 4 and line[level:level + 1] == " ":
+            lines[n] = "##" + line
+    return "\n".join(lines)
+
+
 class Brief:
-    text: str  # the framed block, "" when there is nothing to say
-    included: list[str]
-    dropped: list[str]
+    def __init__(self, text: str, included: list[str], dropped: list[str]) -> None:
+        self.text = text  # the framed block, "" when there is nothing to say
+        self.included = included
+        self.dropped = dropped
 
 
 def build_brief(
@@ -63,11 +71,11 @@ def build_brief(
     query: str | None = None,
 ) -> Brief:
     slug = project_slug(cwd)
-    folder = project_dir(locs, slug)
+    folder = project_path(locs, slug)
     sections: list[Section] = []
     if folder is not None:
         sections += _main_notes(folder)
-        sections += _recent_entries(folder, locs)
+        sections += _recent_entries(locs, slug)
     sections += _harness_memory(locs, cwd, harness)
     if folder is not None and with_state and session_id:
         sections += _session_state(folder, harness, session_id)
@@ -108,7 +116,7 @@ def assemble(sections: list[Section], budget: int, *, project: str = "", kind: s
 # --- sections -------------------------------------------------------------------
 
 
-def _read(path: Path, limit: int = 256 * 1024) -> str:
+def _read(path: str, limit: int = 256 * 1024) -> str:
     try:
         with open(path, "rb") as f:
             return f.read(limit).decode("utf-8", "replace")
@@ -116,97 +124,159 @@ def _read(path: Path, limit: int = 256 * 1024) -> str:
         return ""
 
 
-def _main_notes(folder: Path) -> list[Section]:
-    text = _read(folder / "MAIN.md")
-    human = text.split(INDEX_START, 1)[0].strip()
+def _main_notes(folder: str) -> list[Section]:
+    path = os.path.join(folder, "MAIN.md")
+    human = _read(path).split(INDEX_START, 1)[0].strip()
     if not human or " ".join(human.split()) == " ".join(DEFAULT_MAIN_HEADER.split()):
         return []
-    return [Section("Project notes (MAIN.md)", neutralise(human), str(folder / "MAIN.md"))]
+    return [Section("Project notes (MAIN.md)", neutralise(human), path)]
 
 
-def _recent_entries(folder: Path, locs: Locations) -> list[Section]:
-    from .entries import read_entry
+class _Newest:
+    """One line of the newest-entries section: what the index or the entry file says."""
 
-    bank = folder / "bank"
-    try:
-        names = sorted((n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")), reverse=True)
-    except OSError:
+    def __init__(self, name: str, ts: float, origin: str, title: str, result: str) -> None:
+        self.name, self.ts, self.origin, self.title, self.result = name, ts, origin, title, result
+
+
+def _recent_entries(locs: Locations, slug: str) -> list[Section]:
+    bank = os.path.join(locs.memories_path, slug, "bank")
+    if not os.path.isdir(bank):
         return []
-    from .forget import tombstones
-
-    forgotten = tombstones(locs)  # forgotten entries pulled back from the cloud are never shown
-    if forgotten:
-        names = [n for n in names if not forgotten.covers(folder.name, n)]
+    found = _newest_from_index(locs, slug)
+    if found is None:
+        found = _newest_from_files(locs, bank, slug)
+    newest, total = found
     lines = [f"(files in {bank})"]
-    for name in names[:NEWEST]:
-        entry = read_entry(bank / name, folder.name)
-        if entry is None or (forgotten and entry.turn_key in forgotten.keys):
-            continue
+    for entry in newest:
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(entry.ts)) if entry.ts else "undated"
-        lines.append(neutralise(f"- {when} · {entry.origin} · {one_line(entry.title, 80)} — {name}"))
+        lines.append(neutralise(f"- {when} · {entry.origin} · {one_line(entry.title, 80)} — {entry.name}"))
         if entry.result.strip():
             lines.append("  " + neutralise(one_line(entry.result, 140)))
     if len(lines) == 1:
         return []
-    more = len(names) - NEWEST
+    more = total - NEWEST
     if more > 0:
         lines.append(f"({more} older entries in the same folder)")
-    return [Section(f"Newest {min(NEWEST, len(names))} turns banked in this project", "\n".join(lines), str(bank))]
+    return [Section(f"Newest {min(NEWEST, total)} turns banked in this project", "\n".join(lines), bank)]
+
+
+def _newest_from_index(locs: Locations, slug: str) -> tuple[list[_Newest], int] | None:
+    """The newest entries and the project's entry count from the index, brought up to date first
+    when little changed; None when the index cannot answer (missing, busy, far behind, corrupt)."""
+    from . import index
+
+    try:
+        conn = index.connect(locs, create=False, busy_ms=50)
+    except index.IndexUnavailable:
+        return None
+    try:
+        index.sync(conn, locs, [slug], max_changes=50)
+        hits = index.newest(conn, [slug], NEWEST)
+        return ([_Newest(h.path.rsplit("/", 1)[-1], h.ts, h.origin, h.title, h.result) for h in hits],
+                index.scope_size(conn, [slug]))
+    except (index.IndexBehind, index.sqlite3.Error):
+        return None
+    finally:
+        conn.close()
+
+
+def _newest_from_files(locs: Locations, bank: str, slug: str) -> tuple[list[_Newest], int]:
+    from pathlib import Path
+
+    from .entries import read_entry
+    from .forget import tombstones
+
+    try:
+        names = sorted((n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")), reverse=True)
+    except OSError:
+        return [], 0
+    forgotten = tombstones(locs)  # forgotten entries pulled back from the cloud are never shown (the index skips them)
+    if forgotten:
+        names = [n for n in names if not forgotten.covers(slug, n)]
+    newest = []
+    for name in names[:NEWEST]:
+        entry = read_entry(Path(bank) / name, slug)
+        if entry is not None and not (forgotten and entry.turn_key in forgotten.keys):
+            newest.append(_Newest(name, entry.ts, entry.origin, entry.title, entry.result))
+    return newest, len(names)
 
 
 def _harness_memory(locs: Locations, cwd: str, harness: str) -> list[Section]:
     sections = []
-    codex_mem = locs.env_path("CODEX_HOME", locs.home / ".codex") / "memories"
-    raw = codex_mem / "raw_memories.md"
+    codex_mem = os.path.join(_home_of(locs, "CODEX_HOME", ".codex"), "memories")
+    raw = os.path.join(codex_mem, "raw_memories.md")
     # Codex injects its memory_summary.md by itself, never these two files.
     text = _read(raw).strip()
     if text:
-        sections.append(Section("Codex raw memories", neutralise(cut(text, MEMORY_FILE_CHARS)), str(raw)))
-    summary = _newest_file(codex_mem / "rollout_summaries")
+        sections.append(Section("Codex raw memories", neutralise(cut(text, MEMORY_FILE_CHARS)), raw))
+    summary = _newest_file(os.path.join(codex_mem, "rollout_summaries"))
     if summary is not None:
         text = _read(summary).strip()
         if text:
             sections.append(
-                Section("Newest Codex rollout summary", neutralise(cut(text, MEMORY_FILE_CHARS)), str(summary))
+                Section("Newest Codex rollout summary", neutralise(cut(text, MEMORY_FILE_CHARS)), summary)
             )
     if harness != "claude-code":  # Claude Code loads its own MEMORY.md
-        claude_home = locs.env_path("CLAUDE_CONFIG_DIR", locs.home / ".claude")
-        encoded = re.sub(r"[^A-Za-z0-9]", "-", os.path.abspath(cwd))
-        memory = claude_home / "projects" / encoded / "memory" / "MEMORY.md"
+        claude_home = _home_of(locs, "CLAUDE_CONFIG_DIR", ".claude")
+        encoded = "".join(c if c.isascii() and c.isalnum() else "-" for c in os.path.abspath(cwd))
+        memory = os.path.join(claude_home, "projects", encoded, "memory", "MEMORY.md")
         text = _read(memory).strip()
         if text:
             sections.append(Section("Claude Code project memory (MEMORY.md)",
-                                    neutralise(cut(text, MEMORY_FILE_CHARS)), str(memory)))
+                                    neutralise(cut(text, MEMORY_FILE_CHARS)), memory))
     return sections
 
 
-def _newest_file(folder: Path) -> Path | None:
+def _home_of(locs: Locations, variable: str, default: str) -> str:
+    """A harness's home folder, as `Locations.env_path` finds it, without pathlib."""
+    value = locs.env.get(variable)
+    if not value:
+        return os.path.join(locs.home_path, default)
+    if value == "~" or value.startswith("~/"):
+        return os.path.join(locs.home_path, value[2:])
+    return value
+
+
+def _newest_file(folder: str) -> str | None:
     try:
-        files = [p for p in folder.iterdir() if p.is_file()]
+        with os.scandir(folder) as it:
+            files = [(e.stat().st_mtime, e.path) for e in it if e.is_file()]
     except OSError:
         return None
-    return max(files, key=lambda p: p.stat().st_mtime, default=None)
+    return max(files)[1] if files else None
 
 
-def _session_state(folder: Path, harness: str, session_id: str) -> list[Section]:
+def _session_state(folder: str, harness: str, session_id: str) -> list[Section]:
     if "/" in session_id or "\\" in session_id or session_id in (".", ".."):
         return []
-    path = folder / "state" / f"{harness}--{session_id}.md"
+    path = os.path.join(folder, "state", f"{harness}--{session_id}.md")
     text = _read(path)
     if not text.strip():
         return []
-    from .entries import split_frontmatter
+    body = _without_frontmatter(text)
+    return [Section("This session's saved state (todos, plan, checkpoints)", neutralise(body.strip()), path)]
 
-    _, body = split_frontmatter(text)
-    return [Section("This session's saved state (todos, plan, checkpoints)", neutralise(body.strip()), str(path))]
+
+def _without_frontmatter(text: str) -> str:
+    """The text after a leading `---` … `---` block (state files are ours: plain frontmatter)."""
+    text = text.removeprefix("\ufeff")
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return text
+    for n in range(1, len(lines)):
+        if lines[n].strip() == "---":
+            return "\n".join(lines[n + 1:])
+    return text
 
 
 def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
     from . import index
-    from .matches import meaningful_terms
     from .scope import scope_for
+    from .terms import meaningful_terms
 
-    terms = meaningful_terms(query) or [w.lower() for w in re.findall(r"\w+", query)][:16]
+    words = "".join(c if c.isalnum() or c == "_" else " " for c in query.lower()).split()
+    terms = meaningful_terms(query) or words[:16]
     try:
         conn = index.connect(locs)
         try:
@@ -220,7 +290,7 @@ def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
     if not hits:
         return []
     lines = [
-        neutralise(f"- {one_line(h.title, 100)} — {locs.memories / h.path}\n  {one_line(h.result, 160)}")
+        neutralise(f"- {one_line(h.title, 100)} — {os.path.join(locs.memories_path, h.path)}\n  {one_line(h.result, 160)}")
         for h in hits
     ]
     return [Section(f"Recall: {one_line(query, 60)}", "\n".join(lines), f"`harnesslink recall {query}`")]

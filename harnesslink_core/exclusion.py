@@ -9,15 +9,16 @@ when it (or a folder above it) matches one of the globs under `memory.exclude` i
         - /tmp/**
         - scratch-*            # no `/`: any folder with a matching name, wherever it is
 
-On the prompt hook's path: imports only os and fnmatch. The globs are read from a small JSON
+On the prompt hook's path: imports only os (and fnmatch, which loads `re`, when there are globs). The globs are read from a small JSON
 cache in the agent dir, rewritten (parsing config.yml with yaml) only when config.yml changed;
 the autobank pass refreshes it, so a hook rarely parses YAML.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
+
+from . import wirejson
 
 OFF_FILE = ".harnesslink-off"
 CACHE_FILE = "exclude-cache.json"
@@ -27,7 +28,7 @@ def is_excluded(locs, cwd: str | None) -> str | None:
     """Why `cwd` is kept out (the `.harnesslink-off` file or the glob that matched), or None."""
     if not cwd:
         return None
-    home = str(locs.home)
+    home = locs.home_path
     if cwd == "~" or cwd.startswith("~/"):
         cwd = home + cwd[1:]
     path = os.path.normpath(cwd)
@@ -49,6 +50,8 @@ def is_excluded(locs, cwd: str | None) -> str | None:
 
 
 def _matches(path: str, pattern: str) -> bool:
+    import fnmatch
+
     folder = path
     while True:
         subject = folder if "/" in pattern else os.path.basename(folder)
@@ -62,7 +65,7 @@ def _matches(path: str, pattern: str) -> bool:
 
 def exclude_globs(locs) -> list[str]:
     """`memory.exclude` from config.yml, `~` expanded, from the cache while config.yml is unchanged."""
-    agent_dir = str(locs.agent_dir)
+    agent_dir = locs.agent_path
     config = os.path.join(agent_dir, "config.yml")
     try:
         st = os.stat(config)
@@ -70,11 +73,9 @@ def exclude_globs(locs) -> list[str]:
         return []
     stamp = [st.st_mtime_ns, st.st_size]
     cache = os.path.join(agent_dir, CACHE_FILE)
-    import json  # already loaded by the hooks
-
     try:
         with open(cache, encoding="utf-8") as f:
-            data = json.load(f)
+            data = wirejson.loads(f.read())
         if data.get("config") == stamp and isinstance(data.get("globs"), list):
             return [str(g) for g in data["globs"]]
     except (OSError, ValueError, AttributeError):
@@ -85,7 +86,7 @@ def exclude_globs(locs) -> list[str]:
     tmp = f"{cache}.{os.getpid()}.tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"config": stamp, "globs": globs}, f)
+            f.write(wirejson.dumps({"config": stamp, "globs": globs}))
         os.replace(tmp, cache)
     except OSError:
         try:
@@ -108,7 +109,7 @@ def _read_globs(locs) -> list[str] | None:
         value = [value]
     if not isinstance(value, list):
         return []
-    home = str(locs.home)
+    home = locs.home_path
     globs = []
     for item in value:
         pattern = str(item).strip()

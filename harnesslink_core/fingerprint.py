@@ -11,8 +11,6 @@ Comparing needs no hashing, only string slices: this runs on the prompt hook's p
 
 from __future__ import annotations
 
-import re
-
 SKETCH_SIZE = 16  # hashes kept per entry (8 hex digits each)
 MIN_RESULT_WORDS = 12  # a shorter result is fingerprinted together with its prompt
 NEAR_DUPLICATE = 0.6  # estimated share of word pairs in common
@@ -22,7 +20,8 @@ _WORDS = r"[^\W_]+"  # compiled on first use: index time
 
 def sketch(prompt: str, result: str) -> str:
     """The entry's fingerprint: its `SKETCH_SIZE` smallest word-pair hashes, as hex ("" if no words)."""
-    from zlib import crc32  # index time only
+    import re  # index time only (`re` imports `enum`: not on the prompt hook's path)
+    from zlib import crc32
 
     words = re.findall(_WORDS, result.lower())
     if len(words) < MIN_RESULT_WORDS:

@@ -14,13 +14,12 @@ because every `</` becomes `<\\/`.
 
 from __future__ import annotations
 
-import re
-
 TAG = "harnesslink-memory"  # == harnesses.base.INJECTED_TAG (kept here: the hot path skips that import)
 
-_TAG_ANYWHERE = re.compile(r"harnesslink[\s_\-\u2010-\u2015\u00ad\u200b]*memory", re.I)
-_CLOSER = re.compile(r"<(\s*)/")
-_INVISIBLE = re.compile(r"[\u200b-\u200f\u2060\ufeff]")
+# No `re` here: it imports `enum`, and this module is on the prompt hook's path.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"))
+_TAG_JOINERS = frozenset("_-\u2010\u2011\u2012\u2013\u2014\u2015\u00ad\u200b")  # and any white space
+_TAG_SPELLING = r"harnesslink[\s_\-\u2010-\u2015\u00ad\u200b]*memory"  # what _spell_out_tag finds, as a regex
 
 PREAMBLE = {
     "brief": (
@@ -52,9 +51,41 @@ PREAMBLE = {
 
 def neutralise(text: str) -> str:
     """Entry text made unable to close, open or fake any tag."""
-    text = _INVISIBLE.sub("", text)
-    text = _TAG_ANYWHERE.sub("harnesslink_notes", text)
-    return _CLOSER.sub(r"<\1\\/", text)
+    return _escape_closers(_spell_out_tag(text.translate(_INVISIBLE)))
+
+
+def _spell_out_tag(text: str) -> str:
+    """Every spelling of our tag's name (any case, joined by spaces, dashes, `_`) becomes `harnesslink_notes`."""
+    lower = text.lower()
+    if "harnesslink" not in lower:
+        return text
+    if len(lower) != len(text):  # a character whose lower case is longer: positions differ, let `re` do it
+        import re
+
+        return re.sub(_TAG_SPELLING, "harnesslink_notes", text, flags=re.I)
+    out, done, start = [], 0, lower.find("harnesslink")
+    while start >= 0:
+        end = start + len("harnesslink")
+        while end < len(lower) and (lower[end] in _TAG_JOINERS or lower[end].isspace()):
+            end += 1
+        if lower.startswith("memory", end):
+            out += [text[done:start], "harnesslink_notes"]
+            done = end + len("memory")
+        start = lower.find("harnesslink", max(done, start + 1))
+    return "".join(out) + text[done:]
+
+
+def _escape_closers(text: str) -> str:
+    """`</` (also `< /`) becomes `<\\/`, so no tag can be closed."""
+    if "<" not in text:
+        return text
+    pieces = text.split("<")
+    for n in range(1, len(pieces)):
+        piece = pieces[n]
+        body = piece.lstrip()
+        if body.startswith("/"):
+            pieces[n] = piece[: len(piece) - len(body)] + "\\" + body
+    return "<".join(pieces)
 
 
 def frame(kind: str, body: str, **attrs: str) -> str:
@@ -68,7 +99,7 @@ def frame_overhead(kind: str, **attrs: str) -> int:
 
 
 def _attr(value: str) -> str:
-    return re.sub(r'[^\w.\-:/ ]', "_", value)[:200]
+    return "".join(c if c.isalnum() or c in "_.-:/ " else "_" for c in value)[:200]
 
 
 def cut(text: str, limit: int) -> str:

@@ -19,16 +19,17 @@ is logged to `locs.log_file` and answered with the empty answer.
 
 The prompt hook runs on every prompt: it imports only what it needs, never
 runs a pass inline (it starts a detached one when one is due), and answers
-from the index as it is.
+from the index as it is. It decides what to skip (`/…`, `!…`, too few
+meaningful words, no memory for this project) before sqlite3 is imported;
+tests/test_hot_path.py holds each hook to an allow-list of modules.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from . import background
+from . import background, log, wirejson
 
 EVENTS = {
     "session-start": "SessionStart",
@@ -37,6 +38,7 @@ EVENTS = {
     "pre-compact": "PreCompact",
 }
 HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
+_PROCESS = False  # set by `process_main`: this process ends as soon as it has answered
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024
 SESSION_START_BUDGET = 1024 * 1024  # bytes of new transcript per harness read before the brief
@@ -108,8 +110,8 @@ def read_payload(stream) -> dict:
     if not data.strip():
         return {}
     try:
-        value = json.loads(data)
-    except ValueError:
+        value = wirejson.loads(data)
+    except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -141,12 +143,13 @@ class Context:
         self.notes: list[str] = []  # the dry run's explanation
 
     def log_error(self, message: str, exc: BaseException | None = None) -> None:
-        log_error(self.locs, message, exc)
+        log.error(self.locs, message, exc)
 
 
 def prompt_context(ctx: Context) -> str:
     """Up to three matching past entries, framed; "" when nothing qualifies."""
-    from .matches import render, skip_reason
+    from .scope import scope_for
+    from .terms import skip_reason
 
     if not ctx.opts.dry_run:
         _start_pass_if_due(ctx)
@@ -154,11 +157,13 @@ def prompt_context(ctx: Context) -> str:
     if reason:
         ctx.notes.append(f"no matches: {reason}")
         return ""
+    projects = [p for p in scope_for(ctx.locs, ctx.cwd) if _has_bank(ctx.locs, p)]
+    if not projects:
+        ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
+        return ""
     from . import index
-    from .matches import find_matches
-    from .scope import scope_for
+    from .matches import find_matches, render
 
-    projects = scope_for(ctx.locs, ctx.cwd)
     already = _injected(ctx)
     try:
         conn = index.connect(ctx.locs, create=False, busy_ms=50)
@@ -189,13 +194,19 @@ def prompt_context(ctx: Context) -> str:
         conn.close()
     ctx.notes.append(f"projects searched: {', '.join(projects) or '(none)'}")
     ctx.notes.append(f"terms: {', '.join(decision.terms)}")
+    if decision.skipped:
+        ctx.notes.append(f"no matches: {decision.skipped}")
     if already:
         ctx.notes.append(f"already injected in this session (excluded): {len(already)}")
     ctx.notes += decision.explain()
-    text = render(decision.hits, decision.terms, str(ctx.locs.memories))
+    text = render(decision.hits, decision.terms, ctx.locs.memories_path)
     if text and not ctx.opts.dry_run and ctx.session:
         _remember(ctx, decision.given())
     return text
+
+
+def _has_bank(locs, slug: str) -> bool:
+    return os.path.isdir(os.path.join(locs.memories_path, slug, "bank"))
 
 
 def _sync_quickly(ctx: Context, conn, projects: list[str]) -> None:
@@ -301,13 +312,9 @@ def _injected(ctx: Context) -> set[str]:
     if not ctx.session:
         return set()
     try:
-        from .ledger import open_ledger
+        from .injected import injected_ids
 
-        ledger = open_ledger(ctx.locs)
-        try:
-            return ledger.injected_ids(ctx.harness, ctx.session)
-        finally:
-            ledger.close()
+        return injected_ids(ctx.locs, ctx.harness, ctx.session)
     except Exception as exc:  # noqa: BLE001 - without the ledger we may repeat ourselves, nothing worse
         ctx.log_error("could not read injected entries from the ledger", exc)
         return set()
@@ -315,13 +322,9 @@ def _injected(ctx: Context) -> set[str]:
 
 def _remember(ctx: Context, ids: list[str]) -> None:
     try:
-        from .ledger import open_ledger
+        from .injected import remember_injected
 
-        ledger = open_ledger(ctx.locs)
-        try:
-            ledger.remember_injected(ctx.harness, ctx.session, ids)
-        finally:
-            ledger.close()
+        remember_injected(ctx.locs, ctx.harness, ctx.session, ids, close=not _PROCESS)
     except Exception as exc:  # noqa: BLE001
         ctx.log_error("could not remember injected entries", exc)
 
@@ -359,7 +362,7 @@ def run(argv: list[str], stdin=None) -> tuple[dict, list[str]]:
         finally:
             notes += ctx.notes
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
-        _log_anywhere(f"{event or 'hook'} failed", exc)
+        log.error_anywhere(f"{event or 'hook'} failed", exc)
         notes.append(f"failed: {exc!r} (logged)")
         context = ""
     return answer(harness, event, context), notes
@@ -381,10 +384,10 @@ def main(argv: list[str] | None = None) -> int:
         if dry:
             sys.stdout.write(_dry_run_report(args, result, notes))
         else:
-            sys.stdout.write(json.dumps(result, ensure_ascii=False))
+            sys.stdout.write(wirejson.dumps(result))
         sys.stdout.flush()
     except BaseException as exc:  # noqa: BLE001 - even printing may fail (closed pipe)
-        _log_anywhere("hook output failed", exc)
+        log.error_anywhere("hook output failed", exc)
         try:
             sys.stdout.write("{}")
             sys.stdout.flush()
@@ -394,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dry_run_report(args: list[str], result: dict, notes: list[str]) -> str:
+    import json
+
     lines = [f"# context-hook {' '.join(args)}", "# dry run: nothing was banked, indexed or remembered"]
     lines += [f"# {note}" for note in notes]
     context = result.get("additionalContext")
@@ -404,25 +409,26 @@ def _dry_run_report(args: list[str], result: dict, notes: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def log_error(locs, message: str, exc: BaseException | None = None) -> None:
-    from . import log
-
-    log.error(locs, message, exc)
-
-
-def _log_anywhere(message: str, exc: BaseException) -> None:
+def process_main(argv: list[str] | None = None) -> None:
+    """The hook as a process of its own (`context-hook`, `hooks/<event>`, `python -m`): answer, then end
+    at once. `os._exit` skips the interpreter's teardown and SQLite's checkpoint of the ledger when its
+    last connection closes (an fsync: ~8 ms of every prompt that injected something); the ledger's
+    own writers checkpoint it as usual."""
+    global _PROCESS
+    _PROCESS = True
+    main(argv)
     try:
-        from .paths import locations
-
-        log_error(locations(), message, exc)
-    except BaseException:  # noqa: BLE001
-        pass
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
 
 
 def hook_script_main(event: str) -> int:
     """What `hooks/<event>` runs: the same as `context-hook <event> <its arguments>`."""
-    return main([event, *sys.argv[1:]])
+    process_main([event, *sys.argv[1:]])
+    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    process_main()

@@ -28,19 +28,27 @@ Writers take SQLite's write lock without waiting long: the prompt hook would
 rather search a slightly stale index than block. A corrupt index is deleted
 and rebuilt from the Markdown.
 
-This module is on the prompt hook's path: stdlib only, entries parsed lazily.
+This module is on the prompt hook's path: stdlib only (no pathlib), entries parsed lazily.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 import time
-from collections.abc import Iterable
-from pathlib import Path
+
+try:  # the C module alone: `sqlite3` also imports datetime and its adapters, on every prompt
+    import _sqlite3 as sqlite3
+except ImportError:  # not CPython
+    import sqlite3
 
 from .paths import Locations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    Terms = Iterable[str | list[str]]  # a term, or a group of alternatives that count as one
 
 SCHEMA_VERSION = 4  # 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary. Another version is dropped and rebuilt
 RACY_SECONDS = 2.0
@@ -128,14 +136,14 @@ class Hit:
 def connect(locs: Locations, *, create: bool = True, busy_ms: int = 5000) -> sqlite3.Connection:
     """An open, current-schema index. Raises IndexUnavailable when it cannot be had
     (with `create=False`: when it does not exist yet)."""
-    path = locs.index_file
-    exists = path.exists()
+    path = locs.index_path
+    exists = os.path.exists(path)
     if not exists and not create:
         raise IndexUnavailable("no index yet")
     try:
         if not exists:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), timeout=busy_ms / 1000, isolation_level=None)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        conn = sqlite3.connect(path, timeout=busy_ms / 1000, isolation_level=None)
     except (sqlite3.Error, OSError) as exc:
         raise IndexUnavailable(f"cannot open {path}: {exc}") from exc
     try:
@@ -226,10 +234,17 @@ def sketches(conn: sqlite3.Connection, paths: Iterable[str]) -> list[str]:
         f"SELECT sketch FROM docs WHERE path IN ({','.join('?' * len(paths))}) AND sketch != ''", paths)]
 
 
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def delete_index_files(locs: Locations) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         try:
-            os.unlink(str(locs.index_file) + suffix)
+            os.unlink(locs.index_path + suffix)
         except FileNotFoundError:
             pass
 
@@ -276,9 +291,9 @@ def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | No
 
 def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force: bool,
                   max_changes: int | None = None) -> int:
-    bank = locs.memories / slug / "bank"
+    bank = os.path.join(locs.memories_path, slug, "bank")
     try:
-        dir_mtime = bank.stat().st_mtime_ns
+        dir_mtime = os.stat(bank).st_mtime_ns
     except OSError:
         dir_mtime = None
     row = conn.execute("SELECT dir_mtime_ns FROM projects WHERE slug = ?", (slug,)).fetchone()
@@ -391,6 +406,8 @@ def _forgotten(locs: Locations):
 
 def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime: int, size: int,
                 forgotten=None) -> bool:
+    from pathlib import Path
+
     from .entries import read_entry
     from .fingerprint import sketch
     from .tokens import derived_keys
@@ -475,22 +492,22 @@ def rebuild_in_background(locs: Locations, *, full: bool = True) -> bool:
     unless one is already running. Never waits."""
     import subprocess
 
-    marker = Path(str(locs.index_file) + ".rebuilding")
+    marker = locs.index_path + ".rebuilding"
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(locs.agent_path, exist_ok=True)
         try:
             fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            if time.time() - marker.stat().st_mtime < REBUILD_MARKER_STALE:
+            if time.time() - os.stat(marker).st_mtime < REBUILD_MARKER_STALE:
                 return False
-            marker.unlink(missing_ok=True)
+            _unlink(marker)
             fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         os.close(fd)
         env = dict(locs.env)
-        package_root = str(Path(__file__).resolve().parent.parent)
+        package_root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
         subprocess.Popen(
-            [sys.executable, "-m", "harnesslink_core.index", "rebuild" if full else "refresh", str(marker)],
+            [sys.executable, "-m", "harnesslink_core.index", "rebuild" if full else "refresh", marker],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
         )
@@ -500,9 +517,6 @@ def rebuild_in_background(locs: Locations, *, full: bool = True) -> bool:
 
 
 # --- searching ----------------------------------------------------------------
-
-Terms = Iterable["str | list[str]"]  # a term, or a group of alternatives that count as one
-
 
 def fts_query(terms: Terms) -> str:
     """An FTS5 query matching any of the terms (a group: any of its alternatives), each
@@ -709,7 +723,7 @@ def _main(argv: list[str]) -> int:
 
     if not argv or argv[0] not in ("rebuild", "refresh"):
         return 2
-    marker = Path(argv[1]) if len(argv) > 1 else None
+    marker = argv[1] if len(argv) > 1 else None
     locs = locations()
     try:
         if argv[0] == "rebuild":
@@ -717,13 +731,13 @@ def _main(argv: list[str]) -> int:
         else:
             refresh(locs, None)
     except Exception as exc:  # noqa: BLE001 - a background job: log and exit
-        from .hooks import log_error
+        from . import log
 
-        log_error(locs, "background index rebuild failed", exc)
+        log.error(locs, "background index rebuild failed", exc)
         return 1
     finally:
         if marker is not None:
-            marker.unlink(missing_ok=True)
+            _unlink(marker)
     return 0
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import time
-import traceback
 
 from .paths import Locations
 
@@ -16,12 +15,14 @@ KEEP = 3
 def write(locs: Locations, level: str, message: str, *, exc: BaseException | None = None) -> None:
     """Append one line (and a traceback, if given). Never raises: logging must not break a hook."""
     try:
-        path = locs.log_file
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = locs.log_path
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         _rotate(path)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         text = f"{stamp} {level.upper()} [{os.getpid()}] {message}\n"
         if exc is not None:
+            import traceback
+
             text += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         from .redact import redact  # only when something is logged: the prompt hook rarely logs
 
@@ -55,3 +56,13 @@ def warning(locs: Locations, message: str) -> None:
 
 def error(locs: Locations, message: str, exc: BaseException | None = None) -> None:
     write(locs, "error", message, exc=exc)
+
+
+def error_anywhere(message: str, exc: BaseException | None = None) -> None:
+    """`error` for when even finding the locations may have failed: never raises."""
+    try:
+        from .paths import locations
+
+        error(locations(), message, exc)
+    except BaseException:  # noqa: BLE001
+        pass

@@ -43,101 +43,32 @@ and it injected for never-done prompts ("... the app", "... endpoint").
 from __future__ import annotations
 
 import math
-import re
 import time
 
 from .fingerprint import same_content
 from .framing import cut, frame, frame_overhead, neutralise, one_line
 from .index import (STRONG_COLUMNS, Hit, matching_rows, max_rowid, probe, probe_rows, scope_size, search, sketches, term_counts,
                     vocabulary)
-from .lexicon import Vocabulary, bare_forms, full, lookup_keys
-from .tokens import Compound, prompt_tokens
+from .lexicon import Vocabulary, full, lookup_keys
+from .terms import (MAX_TERMS, PROMPT_SCAN_CHARS, STOPWORDS, _meaningful, _tokens, is_filler,  # noqa: F401
+                    meaningful_terms, skip_reason)
+from .tokens import Compound
 
 MAX_MATCHES = 3
 BUDGET = 2000
 MIN_MATCHED_TERMS = 2
 MAX_REQUIRED_TERMS = 4
 RELATIVE_FLOOR = 0.3
-MAX_TERMS = 16
 MAX_ALTERNATIVES = 8  # related words searched per prompt term
 COMMON_SHARE = 0.2
-RECOUNT_CAP = 4000  # when every term is that common, counting further tells the two least common
-COMMON_CAP = 400  # a term in this many entries of the scope is common whatever the share (and counting stops)
+COMMON_CAP = 400  # a term in this many entries of the scope is common whatever the share, never searched (counting stops)
 WEAK_MATCH = 0.5  # a term found only in the steps or the result
 MIN_COVERAGE = 0.5  # share of what the prompt's terms say (by rarity) the entry must contain
-PROMPT_SCAN_CHARS = 4000  # a 1 MB paste is judged by its start
 SELECTIVE_SCOPE = 4  # the scope token filters the FTS5 query when the scope is under 1/4 of the index
 CLEAR_WINNER = 1.5  # bm25 times the next answer's that lets in a match whose terms are only in the result or steps
 CLEAR_WINNER_OWN_WORDS = 2  # the prompt's own words (not related ones) a clear winner must contain
 CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
-
-# Words that say nothing about which past turn is relevant: English function
-# words plus the filler of requests to a coding agent.
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are aren as at be because been before being
-below between both but by can cannot could couldn did didn do does doesn doing don down during each
-few for from further had hadn has hasn have haven having he her here hers herself him himself his how
-i if in into is isn it its itself just let lets me more most mustn my myself no nor not now of off on
-once only or other our ours ourselves out over own same shan she should shouldn so some such than that
-the their theirs them themselves then there these they this those through to too under until up very
-was wasn we were weren what when where which while who whom why will with won would wouldn you your
-yours yourself yourselves ok okay yes yeah please thanks thank hi hello hey sure right well really
-want wanted need needs needed like would could might must shall get got getting go going gone make
-made making take took use using used do done try tried trying see seen look looking know think thing
-things stuff something anything everything one two also again still maybe perhaps actually basically
-help can't cant dont didnt doesnt isnt wasnt im ive youre thats whats lets it's i'm let's
-now then first next last new old same other another way time way good bad better best
-tell show give put keep say said says ask asked
-per via fix fixed fixing issue issues problem problems bug bugs change changes changed update updated
-code file files work works working worked run running ran check checked add added remove
-""".split())
-
-def _tokens(prompt: str) -> list["str | Compound"]:
-    return prompt_tokens(prompt[:PROMPT_SCAN_CHARS], is_word=lambda word: not is_filler(word))
-
-
-def _meaningful(token: "str | Compound") -> str | None:
-    """The token as a term (a word, or a compound's label), or None when it says nothing."""
-    if isinstance(token, Compound):
-        return token.label
-    word = token.split("'", 1)[0]
-    if len(word) < 2 or word.isdigit() and len(word) < 3 or is_filler(word):
-        return None
-    return word
-
-
-def meaningful_terms(prompt: str) -> list[str]:
-    """Distinct lower-case words of the prompt that could tell one past turn from another,
-    versions, numbers with units, identifiers and file names kept whole (`tokens`)."""
-    terms: list[str] = []
-    for token in _tokens(prompt):
-        term = _meaningful(token)
-        if term and term not in terms:
-            terms.append(term)
-            if len(terms) >= MAX_TERMS:
-                break
-    return terms
-
-
-def is_filler(word: str) -> bool:
-    """A stop word, also when inflected: `showing`, `needed`, `adding`."""
-    return any(form in STOPWORDS for form in bare_forms(word))
-
-
-def skip_reason(prompt: str) -> str | None:
-    """Why this prompt gets no matches, or None."""
-    text = prompt.lstrip()
-    if not text:
-        return "empty prompt"
-    if text.startswith("/"):
-        return "a /command"
-    if text.startswith("!"):
-        return "a !shell command"
-    if len(meaningful_terms(text)) < 2:
-        return "fewer than two meaningful terms"
-    return None
-
 
 class Term(list):
     """One prompt term: its label first, then the other words that count as it; `words` is how
@@ -226,6 +157,9 @@ def find_matches(
     weighed = _Weighed(conn, prompt_terms(prompt, prompt_vocabulary(conn, prompt)), projects)
     decision.terms = [t[0] for t in weighed.found]
     if not weighed.searched:
+        if weighed.found:
+            decision.skipped = (f"every term is in {COMMON_CAP} or more entries in scope: nothing tells one entry "
+                                "from another")
         return decision
     required = required_terms(len(weighed.found))
     # Newest entries first: ranking cost grows with the number of matching rows, and
@@ -326,15 +260,11 @@ class _Weighed:
         self.counts = {t[0]: n for t, n in zip(terms, counts) if n}
         self.searched = [t for t in self.found if not self.is_common(t[0])]
         if len(self.searched) < 2:
-            capped = [t for t in self.found if self.counts[t[0]] >= COMMON_CAP]
-            if len(capped) > 2:  # which are the least common? count further (only big projects get here)
-                order = dict(zip((t[0] for t in capped), term_counts(conn, capped, projects, cap=RECOUNT_CAP)))
-            else:
-                order = self.counts
-            self.searched = sorted(self.found, key=lambda t: order.get(t[0], self.counts[t[0]]))[:2]
-        # a term in COMMON_CAP entries or more is searched without its related words: they
-        # would only widen what FTS5 must score (hundreds more rows) for the least telling term
-        self.searched = [t[:1] if self.counts[t[0]] >= COMMON_CAP else t for t in self.searched]
+            # the two least common, but never a term in COMMON_CAP entries or more: FTS5 would rank
+            # thousands of rows for the least telling words. When every term is that common, nothing
+            # tells one entry from another, and nothing is searched (nor injected).
+            uncapped = [t for t in self.found if self.counts[t[0]] < COMMON_CAP]
+            self.searched = sorted(uncapped, key=lambda t: self.counts[t[0]])[:2]
         self._idf = {label: math.log((self.size + 1) / (n + 0.5)) for label, n in self.counts.items()}
 
     def mark(self, hits: list[Hit]) -> None:

@@ -1,57 +1,107 @@
 """Where everything lives. All locations derive from an environment mapping,
-so a test that points HOME at a temporary folder gets a complete, isolated world."""
+so a test that points HOME at a temporary folder gets a complete, isolated world.
+
+On the prompt hook's path: no pathlib (it costs a noticeable share of a bare
+interpreter's start). The `*_path` attributes are plain strings for that path;
+the `Path` properties serve everything else and import pathlib when first used.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 
 
-@dataclass(frozen=True)
 class Locations:
-    home: Path
-    agent_dir: Path
-    env: Mapping[str, str]
+    """The agent dir and its files, from HOME / HARNESSLINK_HOME (see `locations`)."""
+
+    __slots__ = ("home_path", "agent_path", "env")
+
+    def __init__(self, home, agent_dir, env) -> None:
+        self.home_path = os.fspath(home)
+        self.agent_path = os.fspath(agent_dir)
+        self.env = env
+
+    def __repr__(self) -> str:
+        return f"Locations(home={self.home_path!r}, agent_dir={self.agent_path!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Locations) and (self.home_path, self.agent_path) == (other.home_path, other.agent_path)
+                and self.env == other.env)
+
+    def __hash__(self) -> int:
+        return hash((self.home_path, self.agent_path))
+
+    # plain strings (the prompt hook's path)
 
     @property
-    def memories(self) -> Path:
-        return self.agent_dir / "memories"
+    def memories_path(self) -> str:
+        return os.path.join(self.agent_path, "memories")
 
     @property
-    def config_file(self) -> Path:
+    def index_path(self) -> str:
+        return os.path.join(self.agent_path, "memory-index.db")
+
+    @property
+    def ledger_path(self) -> str:
+        return os.path.join(self.agent_path, "harness-autobank.db")
+
+    @property
+    def log_path(self) -> str:
+        return os.path.join(self.agent_path, "logs", "harnesslink.log")
+
+    # Paths (everything else)
+
+    @property
+    def home(self):
+        return _path(self.home_path)
+
+    @property
+    def agent_dir(self):
+        return _path(self.agent_path)
+
+    @property
+    def memories(self):
+        return _path(self.memories_path)
+
+    @property
+    def config_file(self):
         return self.agent_dir / "config.yml"
 
     @property
-    def ledger_file(self) -> Path:
-        return self.agent_dir / "harness-autobank.db"
+    def ledger_file(self):
+        return _path(self.ledger_path)
 
     @property
-    def index_file(self) -> Path:
-        return self.agent_dir / "memory-index.db"
+    def index_file(self):
+        return _path(self.index_path)
 
     @property
-    def log_file(self) -> Path:
-        return self.agent_dir / "logs" / "harnesslink.log"
+    def log_file(self):
+        return _path(self.log_path)
 
     @property
-    def pass_lock(self) -> Path:
+    def pass_lock(self):
         return self.agent_dir / "autobank.lock"
 
-    def env_path(self, name: str, default: Path) -> Path:
+    def env_path(self, name: str, default):
         """An override from the environment (with ~ expanded against our HOME), or the default."""
         value = self.env.get(name)
         if not value:
             return default
         if value == "~" or value.startswith("~/"):
             return self.home / value[2:]
-        return Path(value)
+        return _path(value)
 
 
-def locations(env: Mapping[str, str] | None = None) -> Locations:
+def _path(text: str):
+    from pathlib import Path
+
+    return Path(text)
+
+
+def locations(env=None) -> Locations:
     env = os.environ if env is None else env
-    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    home = env.get("HOME") or os.path.expanduser("~")
     override = env.get("HARNESSLINK_HOME")
-    agent_dir = Path(override).expanduser() if override else home / ".superpi" / "agent"
-    return Locations(home=home, agent_dir=agent_dir, env=env)
+    agent_dir = os.path.expanduser(override) if override else os.path.join(home, ".superpi", "agent")
+    return Locations(home, agent_dir, env)

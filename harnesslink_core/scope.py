@@ -7,8 +7,7 @@ ignored, and links are not followed transitively.
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+import os
 
 from .paths import Locations
 
@@ -16,6 +15,7 @@ LINKED_FILE = "linked.txt"
 
 
 SLUG_CAP = 200  # bank.PROJECT_SLUG_CAP
+_TO_DASH = {ord(c): "-" for c in "/\\:" + "".join(map(chr, range(0x20))) + "\x7f"}
 
 
 def project_slug(cwd: str) -> str:
@@ -24,9 +24,10 @@ def project_slug(cwd: str) -> str:
     Always one plain folder name inside the memories root. It lives here, not in
     `bank`, so the prompt hook need not import the banker and its dependencies.
     """
-    text = re.sub(r"^[/\\]", "", (cwd or "").strip())
-    text = re.sub(r"[/\\:]", "-", text)
-    text = re.sub(r"[\x00-\x1f\x7f]", "-", text)
+    text = (cwd or "").strip()
+    if text[:1] in ("/", "\\"):
+        text = text[1:]
+    text = text.translate(_TO_DASH)
     if not text.strip("-. "):
         text = "unknown-project"
     if len(text.encode()) > SLUG_CAP:
@@ -49,19 +50,26 @@ def is_safe_slug(slug: str) -> bool:
     )
 
 
-def project_dir(locs: Locations, slug: str) -> Path | None:
+def project_dir(locs: Locations, slug: str):
+    """The project's folder (a Path), or None for a slug that is not safe."""
     if not is_safe_slug(slug):
         return None
     return locs.memories / slug
 
 
+def project_path(locs: Locations, slug: str) -> str | None:
+    """`project_dir` as a string (the prompt hook's path: no pathlib)."""
+    return os.path.join(locs.memories_path, slug) if is_safe_slug(slug) else None
+
+
 def linked_projects(locs: Locations, slug: str) -> list[str]:
     """The projects named in `<slug>/linked.txt`: slugs or folder paths, one per line."""
-    folder = project_dir(locs, slug)
+    folder = project_path(locs, slug)
     if folder is None:
         return []
     try:
-        text = (folder / LINKED_FILE).read_text("utf-8", "replace")
+        with open(os.path.join(folder, LINKED_FILE), encoding="utf-8", errors="replace") as f:
+            text = f.read()
     except OSError:
         return []
     linked: list[str] = []
@@ -70,8 +78,8 @@ def linked_projects(locs: Locations, slug: str) -> list[str]:
         if not name or name.startswith("#"):
             continue
         if name.startswith("~"):
-            name = str(locs.home) + name[1:]
-        if name[:1] in "/\\" or re.match(r"^[A-Za-z]:[\\/]", name):
+            name = locs.home_path + name[1:]
+        if name[:1] in "/\\" or (name[1:2] == ":" and name[2:3] in "/\\" and name[:1].isascii() and name[:1].isalpha()):
             name = project_slug(name)
         if is_safe_slug(name) and name != slug and name not in linked:
             linked.append(name)
@@ -88,6 +96,7 @@ def scope_for(locs: Locations, cwd: str) -> list[str]:
 
 def all_projects(locs: Locations) -> list[str]:
     try:
-        return sorted(p.name for p in locs.memories.iterdir() if p.is_dir() and is_safe_slug(p.name))
+        with os.scandir(locs.memories_path) as it:
+            return sorted(e.name for e in it if e.is_dir() and is_safe_slug(e.name))
     except OSError:
         return []

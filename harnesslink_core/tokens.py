@@ -9,15 +9,15 @@ in order, so the prompt side only has to keep such a token whole and name its ot
 parts of `applyDiscount` and the joined form of `apply_discount`. The index stores those
 (`derived_keys`) in columns of their own.
 
-This module is on the prompt hook's path: `re` only.
+This module is on the prompt hook's path: no `re` (it imports `enum`; see hooks.py), only at index time.
 """
 
 from __future__ import annotations
 
-import re
-
-# a run of word characters with inner punctuation: `v2.3.1`, `invoices/tasks.py`, `#123`, `applyDiscount`
-RAW_TOKEN = re.compile(r"[#@]?[^\W_](?:[\w'’.:/@+-]*[^\W_])?|[^\W_]")
+# a run of word characters with inner punctuation: `v2.3.1`, `invoices/tasks.py`, `#123`, `applyDiscount`;
+# `raw_tokens` finds what this regular expression finds
+RAW_TOKEN = r"[#@]?[^\W_](?:[\w'’.:/@+-]*[^\W_])?|[^\W_]"
+_INNER = frozenset("_'’.:/@+-")  # besides letters and digits, inside a raw token
 FILE_EXTENSIONS = frozenset("""
 py pyi ipynb js mjs cjs ts tsx jsx json jsonl yml yaml toml ini cfg conf env lock md mdx rst txt csv tsv
 rs go java kt kts scala rb php c h cc cpp hpp cs swift m mm sh bash zsh fish ps1 sql graphql gql proto
@@ -28,7 +28,6 @@ UNITS = frozenset("""
 ms s sec secs second seconds m min mins minute minutes h hr hrs hour hours d day days
 b kb mb gb tb kib mib gib tib k x px rem em pt fps rps qps rpm hz khz mhz ghz
 """.split())
-_CAMEL_PART = r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+"  # compiled on first use: most prompts have none
 # names written in camel case that are one word to their users: never split
 BRANDS = frozenset("""
 javascript typescript coffeescript github gitlab bitbucket postgresql mysql mariadb mongodb dynamodb
@@ -89,8 +88,65 @@ def identifier_parts(word: str) -> list[str]:
         return parts if len(parts) > 1 else []
     if not _is_camel(word) or word.lower() in BRANDS:
         return []
-    parts = [p.lower() for p in re.findall(_CAMEL_PART, word)]
+    parts = [p.lower() for p in camel_parts(word)]
     return parts if len(parts) > 1 and "".join(parts) == word.lower() else []
+
+
+def camel_parts(word: str) -> list[str]:
+    """What `[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\\d+` finds: `HTTPServer2x` -> HTTP, Server, 2, x."""
+    parts, i, n = [], 0, len(word)
+    while i < n:
+        c = word[i]
+        if "A" <= c <= "Z":
+            j = i
+            while j < n and "A" <= word[j] <= "Z":
+                j += 1
+            if j < n and "a" <= word[j] <= "z":  # an acronym then a capitalised word: `HTTPServer`
+                if j - i > 1:
+                    parts.append(word[i:j - 1])
+                i = j - 1
+                j = i + 1
+                while j < n and "a" <= word[j] <= "z":
+                    j += 1
+            parts.append(word[i:j])
+            i = j
+        elif "a" <= c <= "z":
+            j = i
+            while j < n and "a" <= word[j] <= "z":
+                j += 1
+            parts.append(word[i:j])
+            i = j
+        elif c.isdigit():
+            j = i
+            while j < n and word[j].isdigit():
+                j += 1
+            parts.append(word[i:j])
+            i = j
+        else:
+            i += 1
+    return parts
+
+
+def raw_tokens(text: str) -> list[str]:
+    """The raw tokens of `text` (what RAW_TOKEN finds), without `re`."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        start = i
+        if c in "#@" and i + 1 < n and text[i + 1].isalnum():
+            i += 1
+        elif not c.isalnum():
+            i += 1
+            continue
+        end = i + 1  # one past the last letter or digit
+        j = i + 1
+        while j < n and (text[j].isalnum() or text[j] in _INNER):
+            j += 1
+            if text[j - 1].isalnum():
+                end = j
+        out.append(text[start:end])
+        i = end
+    return out
 
 
 def classify(raw: str) -> list["str | Compound"]:
@@ -99,7 +155,7 @@ def classify(raw: str) -> list["str | Compound"]:
     if not raw:
         return []
     if "/" in raw or ":" in raw:  # a path or URL: its parts, the file name kept whole
-        return [piece for part in re.split(r"[/:]+", raw) for piece in classify(part)]
+        return [piece for part in raw.replace(":", "/").split("/") for piece in classify(part)]
     lower = raw.lower()
     if "." in raw:
         stem, _, ext = lower.rpartition(".")
@@ -112,7 +168,8 @@ def classify(raw: str) -> list["str | Compound"]:
             return [Compound(lower, [" ".join(unit)])]
         return [piece for part in raw.split(".") if part for piece in classify(part)]
     if "-" in raw or "+" in raw or "@" in raw:
-        return [piece for part in re.split(r"[-+@]+", raw) if part for piece in classify(part)]
+        return [piece for part in raw.replace("+", "-").replace("@", "-").split("-") if part
+                for piece in classify(part)]
     if _is_version(lower):  # `v18`
         return [Compound(lower, [])]
     unit = _number_unit(lower)
@@ -132,8 +189,8 @@ def prompt_tokens(text: str, is_word=str.isalpha) -> list["str | Compound"]:
     version right after a word for which `is_word` holds is also joined to it, after the word
     (`node`, `node 22`): "Node 22" is what was asked, "node" alone still finds "Node.js"."""
     tokens: list[str | Compound] = []
-    for match in RAW_TOKEN.finditer(text):
-        for token in classify(match.group(0)):
+    for raw in raw_tokens(text):
+        for token in classify(raw):
             prev = tokens[-1] if tokens else None
             if isinstance(token, str) and token in UNITS and isinstance(prev, str) and prev.isdigit():
                 tokens[-1] = Compound(prev + token, [f"{prev} {token}"])
@@ -155,6 +212,8 @@ def prompt_tokens(text: str, is_word=str.isalpha) -> list["str | Compound"]:
 def derived_keys(text: str) -> str:
     """What the index adds for `text`: each identifier's other spelling (`apply discount` for
     `applyDiscount`, `applydiscount` for `apply_discount`), once each."""
+    import re  # index time only
+
     keys: dict[str, None] = {}
     for match in re.finditer(_IDENTIFIER, text):
         word = match.group(0)

@@ -84,7 +84,27 @@ def create_venv(locs: Locations, source: Path) -> Environment:
                 "hint: pip needs to reach PyPI for pyyaml, python-frontmatter, filelock and orjson; "
                 "check the network or a proxy (PIP_INDEX_URL), then run again",
             )
+    write_hook_launcher(target)
     return Environment(target, python)
+
+
+def write_hook_launcher(target: Path) -> None:
+    """Replace pip's `context-hook` script with one that imports only the hook.
+
+    pip's console scripts `import re` to tidy `sys.argv[0]`; with `enum` behind it that
+    is about half a bare interpreter's start, paid by every hook call (issue 9)."""
+    python = str(target / "bin" / "python")
+    if " " in python or len(python) > 120:  # no shebang can hold it: let sh start python (as pip does)
+        shebang = f"#!/bin/sh\n'''exec' {shlex.quote(python)} \"$0\" \"$@\"\n' '''\n"
+    else:
+        shebang = f"#!{python}\n"
+    body = (
+        shebang +
+        "# HarnessLink's hook launcher (written by install.py): the same as pip's, without its imports\n"
+        "from harnesslink_core.hooks import process_main\n"
+        "process_main()\n"
+    )
+    atomic_write(target / "bin" / "context-hook", body.encode("utf-8"), mode=0o755)
 
 
 def write_wrappers(locs: Locations, source: Path) -> Environment:

@@ -1,0 +1,68 @@
+"""JSON for the hooks' stdin and stdout, through the C accelerator alone.
+
+`import json` also imports `re` and, through it, `enum`: together about half of a
+bare interpreter's start, paid on every prompt for reading one small object. The
+C scanner and string encoder that `json` itself uses do the same work without
+them. Anything other than plain JSON values is refused (ValueError), as by `json`.
+"""
+
+from __future__ import annotations
+
+try:
+    from _json import encode_basestring, make_scanner
+except ImportError:  # not CPython: the ordinary module
+    from json import dumps as _dumps
+    from json import loads as _loads
+
+    def loads(text: str):
+        return _loads(text)
+
+    def dumps(value) -> str:
+        return _dumps(value, ensure_ascii=False)
+
+else:
+
+    def _constant(name: str):
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+    class _Context:
+        strict = True
+        object_hook = None
+        object_pairs_hook = None
+        parse_float = float
+        parse_int = int
+        parse_constant = staticmethod(_constant)
+        memo: dict = {}
+
+    _scan = make_scanner(_Context())
+
+    def loads(text: str):
+        """One JSON value; ValueError for anything else (trailing data included)."""
+        text = text.strip(" \t\r\n")
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration:
+            raise ValueError("not JSON") from None
+        if end != len(text):
+            raise ValueError("extra data after the JSON value")
+        return value
+
+    def dumps(value) -> str:
+        """Compact JSON of dicts, lists, strings, numbers, booleans and None (non-ASCII kept)."""
+        if isinstance(value, str):
+            return encode_basestring(value)
+        if value is None:
+            return "null"
+        if value is True:
+            return "true"
+        if value is False:
+            return "false"
+        if isinstance(value, (int, float)):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ValueError("not a JSON number")
+            return repr(value) if isinstance(value, float) else str(int(value))
+        if isinstance(value, dict):
+            return "{" + ",".join(f"{encode_basestring(str(k))}:{dumps(v)}" for k, v in value.items()) + "}"
+        if isinstance(value, (list, tuple)):
+            return "[" + ",".join(dumps(v) for v in value) + "]"
+        raise ValueError(f"not JSON-serialisable: {type(value).__name__}")

@@ -1,0 +1,153 @@
+"""What each hook imports, held to an allow-list (issue 9): a later import must not quietly put the cost back.
+
+Each hook runs as its own process with `python -S` and the package and its dependencies on PYTHONPATH, so
+nothing that `site` or an editable install loads at start-up hides what the hook itself imports. The
+allowed set is what that interpreter loads for `pass`, plus the modules named here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import site
+import subprocess
+import sys
+
+import pytest
+
+from harnesslink_core import index
+from memory_helpers import REPO, SHOP, build_corpus, make_env, make_locs
+
+# Never on the prompt or session-start path (unless a pass must really start).
+HEAVY = {
+    "pathlib", "dataclasses", "enum", "inspect", "typing", "logging", "subprocess", "urllib", "yaml",
+    "frontmatter", "filelock", "orjson", "re", "json", "datetime", "sqlite3", "argparse", "hashlib",
+    "harnesslink_core.autobank", "harnesslink_core.ledger", "harnesslink_core.harnesses", "harnesslink_core.entries",
+    "harnesslink_core.clock", "harnesslink_core.config", "harnesslink_core.bank",
+}
+CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.background", "harnesslink_core.log",
+        "harnesslink_core.wirejson", "harnesslink_core.hooks", "_json", "__future__"}
+DECIDE = {"harnesslink_core.scope", "harnesslink_core.terms", "harnesslink_core.lexicon", "harnesslink_core.tokens",
+          "harnesslink_core.exclusion"}
+SEARCH = {"_sqlite3", "harnesslink_core.index", "harnesslink_core.matches", "harnesslink_core.framing",
+          "harnesslink_core.injected", "harnesslink_core.fingerprint", "math", "_blake2",
+          # what the _sqlite3 extension imports when it loads
+          "collections", "_collections", "itertools", "keyword", "operator", "_operator", "reprlib", "types",
+          "functools", "_functools", "collections.abc"}
+BRIEF = {"harnesslink_core.brief"}
+
+PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
+
+
+def hook_modules(env: dict[str, str], *argv: str, payload: dict) -> set[str]:
+    code = ("import sys\nfrom harnesslink_core.hooks import main\nmain(sys.argv[1:])\n"
+            "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))\n")
+    out = subprocess.run([sys.executable, "-S", "-c", code, *argv], input=json.dumps(payload).encode(),
+                         capture_output=True, env=_bare(env), timeout=60, cwd=env["HOME"])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(b"{"), out.stdout
+    return set(out.stderr.decode().rsplit("MODULES ", 1)[1].split())
+
+
+# what `site` imports at every start, which `-S` leaves out
+SITE = {"os", "os.path", "posixpath", "genericpath", "stat", "_stat", "_collections_abc", "_sitebuiltins"}
+
+
+def startup_modules(env: dict[str, str]) -> set[str]:
+    out = subprocess.run([sys.executable, "-S", "-c", "import sys; print(' '.join(sys.modules))"],
+                         capture_output=True, env=_bare(env), check=True)
+    return set(out.stdout.decode().split()) | SITE
+
+
+def _bare(env: dict[str, str]) -> dict[str, str]:
+    """The package from this checkout, its dependencies from this interpreter's site-packages (no .pth files run)."""
+    return {**env, "PYTHONPATH": os.pathsep.join([str(REPO), *site.getsitepackages()])}
+
+
+def heavy_in(modules: set[str]) -> set[str]:
+    return {m for m in modules if m in HEAVY or any(m.startswith(h + ".") for h in HEAVY)}
+
+
+@pytest.fixture
+def world(tmp_path):
+    env = make_env(tmp_path)
+    locs = make_locs(tmp_path)
+    build_corpus(locs)
+    index.refresh(locs)
+    from harnesslink_core import autobank
+
+    autobank.run_pass(locs)  # the ledger exists, as on any machine where the hooks have run
+    return env, locs
+
+
+def fresh_stamp(locs) -> None:
+    """A pass ran a moment ago: the hooks have no reason to start one."""
+    from harnesslink_core import background
+
+    background.mark_pass(locs)
+
+
+@pytest.mark.parametrize("prompt, why", [
+    ("/compact", "a command"),
+    ("!ls -la", "a shell escape"),
+    ("thanks, looks good", "fewer than two meaningful words"),
+])
+def test_a_skipped_prompt_decides_before_sqlite3_is_imported(world, prompt, why):
+    env, locs = world
+    fresh_stamp(locs)
+    modules = hook_modules(env, "user-prompt-submit", "--harness", "claude-code",
+                           payload={"session_id": "s", "cwd": SHOP, "prompt": prompt})
+    extra = modules - startup_modules(env)
+    assert extra <= CORE | DECIDE, (why, sorted(extra - CORE - DECIDE))
+
+
+def test_a_project_without_memory_decides_before_sqlite3_is_imported(world):
+    env, locs = world
+    fresh_stamp(locs)
+    modules = hook_modules(env, "user-prompt-submit", "--harness", "codex",
+                           payload={"session_id": "s", "cwd": "/home/dev/never-used", "prompt": PROMPT})
+    extra = modules - startup_modules(env)
+    assert extra <= CORE | DECIDE, sorted(extra - CORE - DECIDE)
+
+
+def test_a_prompt_that_searches_imports_only_the_search(world):
+    env, locs = world
+    fresh_stamp(locs)
+    payload = {"session_id": "s-allow", "cwd": SHOP, "prompt": PROMPT}
+    modules = hook_modules(env, "user-prompt-submit", "--harness", "claude-code", payload=payload)
+    extra = modules - startup_modules(env)
+    assert extra <= CORE | DECIDE | SEARCH, sorted(extra - CORE - DECIDE - SEARCH)
+    assert not heavy_in(modules)
+    # and it did search, inject and remember (the ledger is written without opening it the heavy way)
+    from harnesslink_core.injected import injected_ids
+
+    assert injected_ids(locs, "claude-code", "s-allow")
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "pi", "omp"])
+def test_session_start_imports_only_the_brief(world, harness):
+    env, locs = world
+    fresh_stamp(locs)
+    modules = hook_modules(env, "session-start", "--harness", harness,
+                           payload={"session_id": "s", "cwd": SHOP, "source": "startup"})
+    extra = modules - startup_modules(env)
+    allowed = CORE | DECIDE | SEARCH | BRIEF
+    assert extra <= allowed, sorted(extra - allowed)
+    assert not heavy_in(modules)
+
+
+# stop and pre-compact run a pass (they must: the turn just ended): they may import the pass (dataclasses,
+# pathlib, filelock and with it logging), but not what no pass needs.
+PASS_NEVER = {"argparse", "subprocess", "email", "http", "asyncio", "ssl", "json.tool", "unittest",
+              "harnesslink_core.matches", "harnesslink_core.brief", "harnesslink_core.wiring"}
+
+
+@pytest.mark.parametrize("event", ["stop", "pre-compact"])
+def test_stop_and_pre_compact_import_the_pass_but_nothing_it_does_not_use(world, event, tmp_path):
+    env, locs = world
+    transcript = tmp_path / "home" / "none.jsonl"
+    modules = hook_modules(env, event, "--harness", "claude-code",
+                           payload={"session_id": "s", "cwd": SHOP, "transcript_path": str(transcript)})
+    assert "harnesslink_core.autobank" in modules
+    never = {m for m in modules if m in PASS_NEVER or any(m.startswith(n + ".") for n in PASS_NEVER)}
+    assert not never, sorted(never)
