@@ -11,10 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-try:  # see index.py: the C module alone
-    import _sqlite3 as sqlite3
-except ImportError:  # not CPython
-    import sqlite3
+from .fastsqlite import sqlite3  # the C module alone, cheaply (on every prompt)
 
 from .paths import Locations
 

@@ -47,7 +47,7 @@ import time
 
 from .fingerprint import same_content
 from .framing import cut, frame, frame_overhead, neutralise, one_line
-from .index import (STRONG_COLUMNS, Hit, matching_rows, max_rowid, probe, probe_rows, scope_size, search, sketches, term_counts,
+from .index import (STRONG_COLUMNS, Hit, index_size, matching_rows, max_rowid, probe, probe_rows, scope_size, search, sketches, term_counts,
                     vocabulary)
 from .lexicon import Vocabulary, full, lookup_keys
 from .terms import (MAX_TERMS, PROMPT_SCAN_CHARS, STOPWORDS, _meaningful, _tokens, is_filler,  # noqa: F401
@@ -255,7 +255,7 @@ class _Weighed:
         self.cap = max(2, min(int(self.size * COMMON_SHARE) + 1, COMMON_CAP))
         if not terms or not self.size:
             return
-        counts = term_counts(conn, terms, projects, cap=self.cap)
+        counts = term_counts(conn, terms, projects, cap=self.cap, whole_index=self.size >= index_size(conn))
         self.found = [t for t, n in zip(terms, counts) if n]
         self.counts = {t[0]: n for t, n in zip(terms, counts) if n}
         self.searched = [t for t in self.found if not self.is_common(t[0])]
@@ -271,7 +271,8 @@ class _Weighed:
         """Set each hit's matched terms, and note which are in its title or prompt."""
         if not hits:
             return
-        mem = probe(self.conn, [hit.doc_id for hit in hits])
+        texts: dict[int, tuple[str, str]] = {}
+        mem = probe(self.conn, [hit.doc_id for hit in hits], texts)
         try:
             labels = [t[0] for t in self.found]
             for label, rows in zip(labels, probe_rows(mem, self.found)):
@@ -282,6 +283,7 @@ class _Weighed:
             mem.close()
         for hit in hits:
             hit.matched = [label for label in labels if hit.doc_id in self.rows[label]]
+            hit.prompt, hit.result = texts.get(hit.doc_id, ("", ""))
 
     def is_common(self, label: str) -> bool:
         return self.counts.get(label, 0) >= self.cap
@@ -320,8 +322,10 @@ def _judge(weighed: _Weighed, hits: list[Hit], required: int) -> dict[int, str |
 
 
 def _candidates(conn, weighed: _Weighed, projects, session_id, already_injected, rowids) -> list[Hit]:
+    # without their text: SQLite would read every matching row's text before keeping the best
+    # CANDIDATES (`mark` reads theirs)
     return search(conn, weighed.searched, projects, limit=CANDIDATES, exclude_session=session_id or None,
-                  exclude_paths=already_injected, rowids=rowids, with_matched=False,
+                  exclude_paths=already_injected, rowids=rowids, with_matched=False, with_text=False,
                   by_scope=weighed.size * SELECTIVE_SCOPE < max(max_rowid(conn), 1))
 
 

@@ -24,16 +24,15 @@ HEAVY = {
     "frontmatter", "filelock", "orjson", "re", "json", "datetime", "sqlite3", "argparse", "hashlib",
     "harnesslink_core.autobank", "harnesslink_core.ledger", "harnesslink_core.harnesses", "harnesslink_core.entries",
     "harnesslink_core.clock", "harnesslink_core.config", "harnesslink_core.bank",
+    "functools", "collections",  # what _sqlite3 would import, but for harnesslink_core.fastsqlite
 }
 CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.background", "harnesslink_core.log",
         "harnesslink_core.wirejson", "harnesslink_core.hooks", "_json", "__future__"}
 DECIDE = {"harnesslink_core.scope", "harnesslink_core.terms", "harnesslink_core.lexicon", "harnesslink_core.tokens",
           "harnesslink_core.exclusion"}
-SEARCH = {"_sqlite3", "harnesslink_core.index", "harnesslink_core.matches", "harnesslink_core.framing",
-          "harnesslink_core.injected", "harnesslink_core.fingerprint", "math", "_blake2",
-          # what the _sqlite3 extension imports when it loads
-          "collections", "_collections", "itertools", "keyword", "operator", "_operator", "reprlib", "types",
-          "functools", "_functools", "collections.abc"}
+SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.index", "harnesslink_core.matches",
+          "harnesslink_core.framing", "harnesslink_core.injected", "harnesslink_core.fingerprint", "math", "_blake2",
+          "_functools"}
 BRIEF = {"harnesslink_core.brief"}
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
