@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import time
 
-from .fingerprint import same_content
+from .fingerprint import SketchIndex
 from .framing import cut, frame, frame_overhead, neutralise, one_line
 from .index import (STRONG_COLUMNS, Hit, index_size, matching_rows, max_rowid, probe, probe_rows, scope_size, search, sketches, term_counts,
                     vocabulary)
@@ -176,12 +176,12 @@ def find_matches(
     candidates.sort(key=lambda h: (-weighed.weight(h), -h.score))
     families = _families(candidates)
     _accept_clear_winner(conn, weighed, families, judged)
-    given = sketches(conn, already_injected)  # what this session was given, to recognise its copies
+    given = SketchIndex(sketches(conn, already_injected))  # what this session was given, to recognise its copies
     best = 0.0
     for family in families:
         hit = next((h for h in family if judged[h.doc_id] is None), family[0])
         verdict = judged[hit.doc_id]
-        if verdict is None and any(same_content(sketch, hit.sketch) for sketch in given):
+        if verdict is None and given.near(hit.sketch) is not None:
             verdict = "same content as an entry already given in this session"
         elif verdict is None:
             best = best or weighed.weight(hit)
@@ -204,10 +204,12 @@ def find_matches(
 def _families(ranked: list[Hit]) -> list[list[Hit]]:
     """The candidates grouped by content (copies of one answer together), in rank order."""
     families: list[list[Hit]] = []
+    heads = SketchIndex()
     for hit in ranked:
-        family = next((f for f in families if same_content(f[0].sketch, hit.sketch)), None)
+        family = heads.near(hit.sketch)
         if family is None:
             families.append([hit])
+            heads.add(hit.sketch, families[-1])
         else:
             family.append(hit)
     return families
