@@ -14,9 +14,10 @@ modules it uses.
 
 from __future__ import annotations
 
-import json
 import os
 import time
+
+from . import wirejson  # `json` imports `re`: not on the session-start path
 
 FOLDER = "handoffs"
 TTL_SECONDS = 24 * 3600
@@ -41,7 +42,7 @@ def save(agent_dir: os.PathLike[str] | str, cwd: str, harness: str, text: str, s
               "expires": now + TTL_SECONDS, "source": source, "text": text}
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(record, f, ensure_ascii=False)
+        f.write(wirejson.dumps(record))
     os.replace(tmp, path)
     return path
 
@@ -119,7 +120,7 @@ def prune(agent_dir: os.PathLike[str] | str, now: float) -> None:
 def _load(path: str) -> dict | None:
     try:
         with open(path, encoding="utf-8") as f:
-            record = json.load(f)
+            record = wirejson.loads(f.read())
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None

@@ -234,7 +234,7 @@ def session_context(ctx: Context) -> str:
         ctx.notes.append(f"no brief: {reason}")
         return ""
     with_state = ctx.source in ("resume", "compact", "fork")
-    handoff = take(ctx.locs.agent_dir, ctx.cwd, ctx.harness, peek=ctx.opts.dry_run, log=ctx.log_error)
+    handoff = take(ctx.locs.agent_path, ctx.cwd, ctx.harness, peek=ctx.opts.dry_run, log=ctx.log_error)
     brief = build_brief(ctx.locs, ctx.cwd, ctx.harness, session_id=ctx.session, with_state=with_state,
                         budget=brief_budget(handoff, DEFAULT_BUDGET))
     ctx.notes.append(f"brief sections: {', '.join(brief.included) or '(none)'}")

@@ -33,7 +33,7 @@ DECIDE = {"harnesslink_core.scope", "harnesslink_core.terms", "harnesslink_core.
 SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.index", "harnesslink_core.matches",
           "harnesslink_core.framing", "harnesslink_core.injected", "harnesslink_core.fingerprint", "math", "_blake2",
           "_functools"}
-BRIEF = {"harnesslink_core.brief"}
+BRIEF = {"harnesslink_core.brief", "harnesslink_core.handoff"}
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 
