@@ -166,3 +166,14 @@ def test_on_a_terminal_it_asks_with_both_costs(locs, isolated_home: Path, capsys
 def test_session_flags_need_a_session(flags: list[str], locs, capsys) -> None:
     assert main(["resume", *flags]) == 2
     assert "need a SESSION" in capsys.readouterr().err
+
+
+def test_a_folder_kept_out_of_memory_gets_no_handoff(locs, isolated_home: Path, capsys, tmp_path) -> None:
+    cwd = tmp_path / "app"
+    cwd.mkdir()
+    (cwd / ".harnesslink-off").write_text("")
+    _big_codex(isolated_home, str(cwd))
+    assert main(["resume", BIG_CODEX, "--in", "pi", "--no-launch"]) == 2
+    err = capsys.readouterr().err
+    assert "kept out of HarnessLink memory" in err and f"codex resume {BIG_CODEX}" in err
+    assert not (locs.agent_dir / handoff.FOLDER).exists()

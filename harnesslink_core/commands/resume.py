@@ -188,6 +188,12 @@ def hand_over(locs: Locations, session: Session, target: str, *, launch: bool) -
 
 def prepare(locs: Locations, session: Session, target: str) -> str:
     """Bank what the session finished (so the handoff can point at its entries), then save the handoff."""
+    from ..exclusion import is_excluded
+
+    reason = is_excluded(locs, session.cwd)
+    if reason:
+        raise ResumeError(f"{session.cwd} is kept out of HarnessLink memory ({reason}), so nothing is handed over; "
+                          f"resume it natively: {handoff_build.native_command(session)}")
     try:
         from ..autobank import run_pass
 
