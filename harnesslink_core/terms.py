@@ -34,8 +34,16 @@ per via fix fixed fixing issue issues problem problems bug bugs change changes c
 code file files work works working worked run running ran check checked add added remove
 """.split())
 
+_LAST_TOKENS: tuple[str, list] = ("", [])
+
+
 def _tokens(prompt: str) -> list["str | Compound"]:
-    return prompt_tokens(prompt[:PROMPT_SCAN_CHARS], is_word=lambda word: not is_filler(word))
+    """The prompt's tokens (`tokens.prompt_tokens`); the last prompt's are kept: a decision reads them thrice."""
+    global _LAST_TOKENS
+    text = prompt[:PROMPT_SCAN_CHARS]
+    if _LAST_TOKENS[0] != text:
+        _LAST_TOKENS = (text, prompt_tokens(text, is_word=lambda word: not is_filler(word)))
+    return _LAST_TOKENS[1]
 
 
 def _meaningful(token: "str | Compound") -> str | None:
