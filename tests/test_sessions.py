@@ -347,3 +347,20 @@ def test_listing_a_missing_or_empty_world_finds_nothing(locs) -> None:
     assert sessions.list_sessions(locs, "/nowhere") == []
     shutil.rmtree(locs.home, ignore_errors=True)
     assert sessions.find_by_prefix(locs, "0") == []
+
+
+def test_damaged_transcripts_are_skipped_not_fatal(locs, isolated_home: Path) -> None:
+    _install_fixture_world(isolated_home, CWD)
+    junk = [b"", b"\x00\xff garbage\n", b'{"type":"session","cwd":123}\n', b"[1,2,3]\n{\"type\":\n",
+            b'{"type":"session_meta","payload":{"id":["x"],"cwd":"/work/app"}}\n']
+    places = [isolated_home / ".claude" / "projects" / "-work-app", isolated_home / ".codex" / "sessions" / "2026",
+              isolated_home / ".pi" / "agent" / "sessions" / "--work-app--",
+              isolated_home / ".omp" / "agent" / "sessions" / "--work-app--"]
+    for folder in places:
+        folder.mkdir(parents=True, exist_ok=True)
+        for n, data in enumerate(junk):
+            name = f"rollout-2026-11-30T10-00-00-0000000{n}-0000-7000-8000-000000000000.jsonl"
+            (folder / (name if "codex" in str(folder) else f"2026_{n}.jsonl")).write_bytes(data)
+    found = sessions.list_sessions(locs, CWD, limit=50)
+    assert len(found) == 7 and {s.harness for s in found} == {"claude-code", "codex", "pi", "omp"}
+    assert sessions.find_by_prefix(locs, "0000000") == []

@@ -106,9 +106,13 @@ def describe(locs: Locations, session: Session) -> dict:
         "brief_offered": session.brief_offered,
     }
     if session.brief_offered:
-        text = handoff_build.build(locs, session, session.harness)
-        row["fresh_tokens"] = handoff_build.fresh_tokens(locs, session, session.harness, text)
         row["fresh_command"] = f"harnesslink resume {session.session_id} --fresh"
+        try:
+            text = handoff_build.build(locs, session, session.harness)
+            row["fresh_tokens"] = handoff_build.fresh_tokens(locs, session, session.harness, text)
+        except Exception as exc:  # noqa: BLE001 - the listing still stands without this one figure
+            log_error(locs, f"resume: could not size the handoff of {session.session_id}", exc)
+            row["fresh_tokens"] = None
     return row
 
 
@@ -122,8 +126,9 @@ def _format_row(row: dict) -> str:
     lines.append(replay)
     lines.append(f"    native: {row['resume_command']}")
     if row["brief_offered"]:
+        size = f"≈ {row['fresh_tokens']:,} tokens" if row["fresh_tokens"] is not None else "size unknown, see the log"
         lines.append(f"    fresh:  {row['fresh_command']}   (a new {row['harness']} session with the brief and this "
-                     f"session's state: ≈ {row['fresh_tokens']:,} tokens)")
+                     f"session's state: {size})")
     return "\n".join(lines) + "\n"
 
 

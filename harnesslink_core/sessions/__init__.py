@@ -104,7 +104,7 @@ def list_sessions(locs: Locations, cwd: str, *, harnesses: tuple[str, ...] = HAR
     candidates.sort(key=lambda c: c[0], reverse=True)
     found: list[Session] = []
     for _mtime, harness, path in candidates:
-        session = source(harness).describe(path)
+        session = _describe(harness, path)
         if session is None or os.path.abspath(session.cwd or "/") != cwd:
             continue
         found.append(session)
@@ -127,13 +127,21 @@ def find_by_prefix(locs: Locations, prefix: str, harnesses: tuple[str, ...] = HA
         for path in src.all_transcripts(locs):
             if not src.id_from_name(path).lower().startswith(prefix):
                 continue
-            session = src.describe(path)
+            session = _describe(harness, path)
             if session is not None and (harness, session.session_id) not in seen:
                 seen.add((harness, session.session_id))
                 matches.append(session)
     matches.sort(key=lambda s: s.last_activity, reverse=True)
     count_banked(locs, matches)
     return matches
+
+
+def _describe(harness: str, path: Path) -> Session | None:
+    """A transcript's session, or None when it cannot be read as one (written by a newer CLI, damaged, ...)."""
+    try:
+        return source(harness).describe(path)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
 
 
 def count_banked(locs: Locations, sessions: list[Session]) -> None:
