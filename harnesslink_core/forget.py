@@ -15,9 +15,11 @@ Public API (the CLI and the MCP server call only these):
   Raises NoMatch when an id matches nothing in scope, ForgetError when the request is empty.
 - `forget` tombstones each target in the ledger (its turn_key, so no pass or backfill banks that
   turn again, and its project + file name, so a copy pulled back from the cloud is never indexed
-  or injected), then removes the file, its search index row, its MAIN.md line and its line in the
-  day's summary. It holds the pass lock meanwhile. Returns a Summary; a file it could not remove is
+  or injected), then removes the file, its search index row, its MAIN.md line, its line in the
+  day's summary and its checkpoint in its session's state. It holds the pass lock meanwhile. Returns a Summary; a file it could not remove is
   in `Summary.failed` (its tombstone still keeps it out of the index and the brief).
+- The tombstones are also appended to `<agent dir>/forgotten.jsonl`; a new ledger (a damaged one
+  moved aside) takes them back from there.
 - `tombstones(locs)` is the cheap read the index, the brief and the MAIN.md rebuild use to skip
   forgotten entries that came back (read-only; never creates the ledger).
 
@@ -32,6 +34,7 @@ import sqlite3
 CLOUD_NOTE = ("A copy already uploaded to the HarnessLink cloud stays in the cloud store until you remove it "
               "there; if it is pulled back, it is never indexed or injected again.")
 LOCK_WAIT = 30.0
+TOMBSTONES_COPY = "forgotten.jsonl"  # in the agent dir, beside the ledger (never uploaded)
 
 
 class ForgetError(Exception):
@@ -85,12 +88,13 @@ class Summary:
         self.index_rows = 0
         self.main_lines = 0
         self.summary_lines = 0
+        self.checkpoints = 0  # state-file checkpoints naming a forgotten turn
 
     def as_dict(self) -> dict[str, object]:
         return {"forgotten": [t.rel_path for t in self.forgotten],
                 "failed": [{"path": t.rel_path, "error": why} for t, why in self.failed],
                 "index_rows": self.index_rows, "main_lines": self.main_lines, "summary_lines": self.summary_lines,
-                "note": CLOUD_NOTE}
+                "checkpoints": self.checkpoints, "note": CLOUD_NOTE}
 
 
 # --- selecting ------------------------------------------------------------------
@@ -232,6 +236,7 @@ def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT) -> Summary:
     except Timeout:
         raise ForgetError("an autobank pass is running and did not finish in time; try again in a moment") from None
     try:
+        _keep_copy(locs, targets)
         ledger = open_ledger(locs)
         try:
             with ledger.write():  # tombstones first: whatever happens next, the turn never comes back
@@ -254,6 +259,7 @@ def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT) -> Summary:
             folder = os.path.join(str(locs.memories), project)
             summary.main_lines += _drop_main_lines(folder, {t.name for t in mine})
             summary.summary_lines += _drop_summary_lines(folder, mine)
+        summary.checkpoints = _drop_checkpoints(locs, summary.forgotten)
     finally:
         lock.release()
     return summary
@@ -297,6 +303,41 @@ def _drop_main_lines(folder: str, names: set[str]) -> int:
     return dropped
 
 
+def _drop_checkpoints(locs, targets: list[Target]) -> int:
+    """Remove the forgotten turns' checkpoints (time and title) from their sessions' state, and
+    rewrite those state files."""
+    from . import state
+    from .ledger import open_ledger
+    from .scope import project_slug
+
+    sessions: dict[tuple[str, str], list[float]] = {}
+    for t in targets:
+        if t.harness and t.session_id and t.ts:
+            sessions.setdefault((t.harness, t.session_id), []).append(t.ts)
+    if not sessions:
+        return 0
+    dropped = 0
+    ledger = open_ledger(locs)
+    try:
+        for (harness, session_id), times in sessions.items():
+            cwd, current = ledger.session_state(harness, session_id)
+            checkpoints = current.get("checkpoints") or []
+            kept = [c for c in checkpoints
+                    if not (len(c) == 3 and c[1] == "turn" and any(abs(float(c[0]) - ts) < 0.002 for ts in times))]
+            if len(kept) == len(checkpoints) or not cwd:
+                continue
+            dropped += len(checkpoints) - len(kept)
+            current = dict(current, checkpoints=kept)
+            with ledger.write():
+                ledger.save_session_state(harness, session_id, cwd, current)
+            from pathlib import Path
+
+            state.write(Path(str(locs.memories)) / project_slug(cwd), harness, session_id, cwd, current)
+    finally:
+        ledger.close()
+    return dropped
+
+
 def _drop_summary_lines(folder: str, targets: list[Target]) -> int:
     """Remove each entry's line from its day's summary; a summary left with no line goes."""
     from pathlib import Path
@@ -324,6 +365,44 @@ def _drop_summary_lines(folder: str, targets: list[Target]) -> int:
         else:
             atomic_write(Path(path), "\n".join(lines) + "\n")
     return dropped
+
+
+# --- a copy of the tombstones outside the ledger --------------------------------------
+
+
+def _keep_copy(locs, targets: list[Target]) -> None:
+    """Append the tombstones to `forgotten.jsonl`, so a ledger that is lost or replaced gets them back."""
+    import json
+    import time
+
+    lines = "".join(json.dumps({"project": t.project, "name": t.name, "turn_key": t.turn_key, "id": t.id,
+                                "at": time.time()}) + "\n" for t in targets)
+    with open(os.path.join(str(locs.agent_dir), TOMBSTONES_COPY), "a", encoding="utf-8") as f:
+        f.write(lines)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def restore_tombstones(locs, ledger) -> int:
+    """Tombstones from `forgotten.jsonl` into a new ledger; how many."""
+    import json
+
+    try:
+        with open(os.path.join(str(locs.agent_dir), TOMBSTONES_COPY), encoding="utf-8") as f:
+            rows = []
+            for line in f:
+                try:
+                    row = json.loads(line)
+                    rows.append((str(row["project"]), str(row["name"]), str(row.get("turn_key") or ""),
+                                 str(row.get("id") or "")))
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line cut short by a crash
+    except OSError:
+        return 0
+    with ledger.write():
+        for project, name, turn_key, entry_id in rows:
+            ledger.forget(project, name, turn_key, entry_id)
+    return len(rows)
 
 
 # --- tombstones, for the readers of the tree --------------------------------------

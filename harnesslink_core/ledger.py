@@ -423,15 +423,25 @@ def open_ledger(locs: Locations) -> Ledger:
     """The one way to open the ledger: creates it, migrates it, and sets it up for several processes."""
     path = locs.ledger_file
     path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = not path.exists()
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     try:
-        db.execute("PRAGMA journal_mode=WAL")
-    except sqlite3.OperationalError:
-        pass  # another process is switching it; WAL sticks once set
-    db.execute("PRAGMA synchronous=NORMAL")
-    migrate(db)
-    return Ledger(db, path)
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError:
+            pass  # another process is switching it; WAL sticks once set
+        db.execute("PRAGMA synchronous=NORMAL")
+        migrate(db)
+    except BaseException:
+        db.close()
+        raise
+    ledger = Ledger(db, path)
+    if fresh:  # a new ledger (first run, or a damaged one moved aside): what was forgotten stays forgotten
+        from .forget import restore_tombstones
+
+        restore_tombstones(locs, ledger)
+    return ledger
 
 
 def owner_id() -> str:

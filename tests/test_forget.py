@@ -60,7 +60,9 @@ def test_forget_removes_file_index_row_main_line_and_summary_line(isolated_home,
 
     assert [t.name for t in done.forgotten] == [target_path.name] and not done.failed
     assert not target_path.exists()
-    assert done.index_rows == 1 and done.main_lines == 1 and done.summary_lines == 1
+    assert done.index_rows == 1 and done.main_lines == 1 and done.summary_lines == 1 and done.checkpoints == 1
+    state_text = next((project / "state").glob("*.md")).read_text()
+    assert "pricing" not in state_text and "Fix the flaky login test" in state_text
     main_md = (project / "MAIN.md").read_text()
     assert target_path.name not in main_md and "flaky-login" in main_md
     text = summary_file.read_text()
@@ -172,3 +174,14 @@ def test_cli_query_defaults_to_this_folder_and_unknown_id_is_one_line(isolated_h
     assert code == 0 and "forgot 1 entry" in out and len(_bank_files(locs)) == 3
     code, out, err = _cli(["forget", "2001-01-01T00-00-00-000Z", "--yes"], monkeypatch, capsys)
     assert code == 1 and err.count("\n") == 1 and "no entry matches" in err and "Traceback" not in err
+
+
+def test_tombstones_survive_a_lost_ledger(isolated_home, locs):
+    _bank_three(isolated_home, locs)
+    forget.forget(locs, forget.select(locs, query="pricing cache", projects=[project_slug(APP)], limit=1))
+    locs.ledger_file.rename(str(locs.ledger_file) + ".damaged")
+    for suffix in ("-wal", "-shm"):
+        Path(str(locs.ledger_file) + suffix).unlink(missing_ok=True)
+    autobank.widen_window(locs, 90)
+    autobank.drain(locs)
+    assert len(_bank_files(locs)) == 2 and not any("pricing" in n for n in _titles(locs))

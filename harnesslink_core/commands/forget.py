@@ -82,7 +82,8 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     else:
         print(f"forgot {len(summary.forgotten)} {'entry' if len(summary.forgotten) == 1 else 'entries'}: "
               f"files removed, {summary.index_rows} index rows, {summary.main_lines} MAIN.md lines, "
-              f"{summary.summary_lines} summary lines; their turns will not be banked again")
+              f"{summary.summary_lines} summary lines, {summary.checkpoints} state-file checkpoints; "
+              f"their turns will not be banked again")
         for t, why in summary.failed:
             print(f"could not remove {t.rel_path}: {why} (it stays out of search and briefs)", file=sys.stderr)
         print(forget.CLOUD_NOTE)
