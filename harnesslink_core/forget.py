@@ -16,8 +16,9 @@ Public API (the CLI and the MCP server call only these):
 - `forget` tombstones each target in the ledger (its turn_key, so no pass or backfill banks that
   turn again, and its project + file name, so a copy pulled back from the cloud is never indexed
   or injected), then removes the file, its search index row, its MAIN.md line, its line in the
-  day's summary and its checkpoint in its session's state. It holds the pass lock meanwhile. Returns a Summary; a file it could not remove is
-  in `Summary.failed` (its tombstone still keeps it out of the index and the brief).
+  day's summary and its checkpoint in its session's state. It holds the pass lock meanwhile.
+  Returns a Summary; a file it could not remove is in `Summary.failed` (its tombstone still keeps
+  it out of the index and the brief).
 - The tombstones are also appended to `<agent dir>/forgotten.jsonl`; a new ledger (a damaged one
   moved aside) takes them back from there.
 - `tombstones(locs)` is the cheap read the index, the brief and the MAIN.md rebuild use to skip
