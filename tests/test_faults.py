@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from harnesslink_core import autobank, background, bank, hooks, index, ledger, log, main, projectfiles
+from harnesslink_core import autobank, background, hooks, index, ledger, log, main, projectfiles
+from harnesslink_core.paths import locations
 from tests.claude_builder import ClaudeSession
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,6 +53,15 @@ def _world(home: Path) -> ClaudeSession:
     now.turn("Speed up the slow build", LONG, tools=[("Bash", {"command": "make -j8"})])
     now.flush()
     return now
+
+
+def _world_after_a_first_pass(locs, home: Path) -> ClaudeSession:
+    """One turn banked already (the ledger, index and project files exist), then `_world`."""
+    first = ClaudeSession(home, cwd=CWD, session_id="sess-first")
+    first.turn("Set up the project", LONG, tools=[("Bash", {"command": "npm init"})])
+    first.flush()
+    assert autobank.run_pass(locs).banked == 1
+    return _world(home)
 
 
 def _hooks_answer(session: ClaudeSession) -> None:
@@ -219,14 +229,8 @@ def _fill(folder: Path) -> Path:
 
 
 def test_real_full_disk(tiny_fs, isolated_home, capsys):
-    from harnesslink_core.paths import locations
-
     locs = locations()
-    first = ClaudeSession(isolated_home, cwd=CWD, session_id="sess-first")
-    first.turn("Set up the project", LONG, tools=[("Bash", {"command": "npm init"})])
-    first.flush()
-    assert autobank.run_pass(locs).banked == 1
-    session = _world(isolated_home)
+    session = _world_after_a_first_pass(locs, isolated_home)
     filler = _fill(tiny_fs)
     try:
         _hooks_answer(session)
@@ -240,14 +244,8 @@ def test_real_full_disk(tiny_fs, isolated_home, capsys):
 
 
 def test_real_read_only_file_system(tiny_fs, isolated_home, capsys):
-    from harnesslink_core.paths import locations
-
     locs = locations()
-    first = ClaudeSession(isolated_home, cwd=CWD, session_id="sess-first")
-    first.turn("Set up the project", LONG, tools=[("Bash", {"command": "npm init"})])
-    first.flush()
-    assert autobank.run_pass(locs).banked == 1
-    session = _world(isolated_home)
+    session = _world_after_a_first_pass(locs, isolated_home)
     subprocess.run(["mount", "-o", "remount,ro", str(tiny_fs)], check=True)
     try:
         _hooks_answer(session)
@@ -263,11 +261,7 @@ def test_real_read_only_file_system(tiny_fs, isolated_home, capsys):
 
 
 def test_corrupt_ledger(locs, isolated_home, capsys):
-    first = ClaudeSession(isolated_home, cwd=CWD, session_id="sess-first")
-    first.turn("Set up the project", LONG, tools=[("Bash", {"command": "npm init"})])
-    first.flush()
-    assert autobank.run_pass(locs).banked == 1
-    session = _world(isolated_home)
+    session = _world_after_a_first_pass(locs, isolated_home)
     for suffix in ("-wal", "-shm"):
         Path(str(locs.ledger_file) + suffix).unlink(missing_ok=True)
     locs.ledger_file.write_bytes(b"this is not a database at all" * 100)
