@@ -28,6 +28,8 @@ UNITS = frozenset("""
 ms s sec secs second seconds m min mins minute minutes h hr hrs hour hours d day days
 b kb mb gb tb kib mib gib tib k x px rem em pt fps rps qps rpm hz khz mhz ghz
 """.split())
+# `<name>.js` that names a runtime or library, not a file
+JS_NAMES = frozenset("node next nuxt vue express three d3 chart nest ember backbone socket moment p5 solid deno".split())
 # names written in camel case that are one word to their users: never split
 BRANDS = frozenset("""
 javascript typescript coffeescript github gitlab bitbucket postgresql mysql mariadb mongodb dynamodb
@@ -159,6 +161,8 @@ def classify(raw: str) -> list["str | Compound"]:
     lower = raw.lower()
     if "." in raw:
         stem, _, ext = lower.rpartition(".")
+        if ext == "js" and stem in JS_NAMES:  # `Node.js 22` is Node 22, not a file
+            return [stem]
         if ext in FILE_EXTENSIONS and stem and not stem.replace(".", "").isdigit():
             return [Compound(lower, [])]
         if _is_version(lower):
