@@ -61,7 +61,8 @@ MAX_REQUIRED_TERMS = 4
 RELATIVE_FLOOR = 0.3
 MAX_ALTERNATIVES = 8  # related words searched per prompt term
 COMMON_SHARE = 0.2
-COMMON_CAP = 400  # a term in this many entries of the scope is common whatever the share, never searched (counting stops)
+COMMON_CAP = 400  # counting stops here; a term this common is searched without its related words
+RECOUNT_CAP = 4000  # how far a term at COMMON_CAP is counted further, to learn whether it is under COMMON_SHARE
 WEAK_MATCH = 0.5  # a term found only in the steps or the result
 MIN_COVERAGE = 0.5  # share of what the prompt's terms say (by rarity) the entry must contain
 SELECTIVE_SCOPE = 4  # the scope token filters the FTS5 query when the scope is under 1/4 of the index
@@ -158,8 +159,8 @@ def find_matches(
     decision.terms = [t[0] for t in weighed.found]
     if not weighed.searched:
         if weighed.found:
-            decision.skipped = (f"every term is in {COMMON_CAP} or more entries in scope: nothing tells one entry "
-                                "from another")
+            decision.skipped = (f"every term is in {COMMON_CAP} entries and {COMMON_SHARE:.0%} of the scope or "
+                                "more: nothing tells one entry from another")
         return decision
     required = required_terms(len(weighed.found))
     # Newest entries first: ranking cost grows with the number of matching rows, and
@@ -257,16 +258,28 @@ class _Weighed:
         self.cap = max(2, min(int(self.size * COMMON_SHARE) + 1, COMMON_CAP))
         if not terms or not self.size:
             return
-        counts = term_counts(conn, terms, projects, cap=self.cap, whole_index=self.size >= index_size(conn))
+        self.whole_index = self.size >= index_size(conn)
+        counts = term_counts(conn, terms, projects, cap=self.cap, whole_index=self.whole_index)
         self.found = [t for t, n in zip(terms, counts) if n]
         self.counts = {t[0]: n for t, n in zip(terms, counts) if n}
         self.searched = [t for t in self.found if not self.is_common(t[0])]
         if len(self.searched) < 2:
-            # the two least common, but never a term in COMMON_CAP entries or more: FTS5 would rank
-            # thousands of rows for the least telling words. When every term is that common, nothing
-            # tells one entry from another, and nothing is searched (nor injected).
-            uncapped = [t for t in self.found if self.counts[t[0]] < COMMON_CAP]
-            self.searched = sorted(uncapped, key=lambda t: self.counts[t[0]])[:2]
+            # The two least common terms. Counting stopped at COMMON_CAP in a big scope: count those
+            # further, up to COMMON_SHARE of the scope, to tell them apart. A term in COMMON_CAP entries
+            # and COMMON_SHARE of the scope or more is never searched (FTS5 would rank thousands of rows
+            # for it), and when every term is that common, nothing tells one entry from another:
+            # nothing is searched (nor injected).
+            share_cap = min(RECOUNT_CAP, int(self.size * COMMON_SHARE) + 1)
+            order = dict(self.counts)
+            capped = [t for t in self.found if self.counts[t[0]] >= COMMON_CAP and COMMON_CAP < share_cap]
+            if capped:
+                order.update(zip((t[0] for t in capped),
+                                 term_counts(conn, capped, projects, cap=share_cap, whole_index=self.whole_index)))
+            telling = [t for t in self.found if order[t[0]] < max(share_cap, COMMON_CAP)]
+            self.searched = sorted(telling, key=lambda t: order[t[0]])[:2]
+            # a term in COMMON_CAP entries or more is searched without its related words: they
+            # would only widen what FTS5 must score (hundreds more rows) for the least telling term
+            self.searched = [t[:1] if self.counts[t[0]] >= COMMON_CAP else t for t in self.searched]
         self._idf = {label: math.log((self.size + 1) / (n + 0.5)) for label, n in self.counts.items()}
 
     def mark(self, hits: list[Hit]) -> None:
