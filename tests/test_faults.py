@@ -303,6 +303,25 @@ def test_locked_ledger(locs, isolated_home, capsys, monkeypatch):
     _recovered(locs)
 
 
+def test_locked_index(locs, isolated_home, capsys, monkeypatch):
+    session = _world(isolated_home)
+    index.connect(locs).close()
+    real_connect = index.connect
+    monkeypatch.setattr(index, "connect", lambda locs, create=True, busy_ms=5000: real_connect(
+        locs, create=create, busy_ms=min(busy_ms, 100)))
+    holder = sqlite3.connect(locs.index_file, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        _hooks_answer(session)
+        line = _cli_fails_in_one_line(capsys, ["autobank"])
+        assert "locked" in line or "busy" in line, line
+        _cli_fails_in_one_line(capsys, ["recall", "login", "bug", "--cwd", CWD])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    _recovered(locs)
+
+
 # --- SIGKILL at each write point ------------------------------------------------------------
 
 KILLER = """
