@@ -137,6 +137,10 @@ def _simple_frontmatter(head: str) -> dict[str, object] | None:
             meta[key] = []
             list_key = key
             continue
+        if rest == "[]":  # `tags: []`, as the banker writes it for a turn without tools
+            meta[key] = []
+            list_key = None
+            continue
         list_key = None
         value = _scalar(rest)
         if value is None:

@@ -127,8 +127,10 @@ def select(locs, *, ids=(), query: str | None = None, session: str | None = None
                 continue
             if cutoff is not None and (_ts_from_name(name) or 0.0) >= cutoff + 86400:
                 continue  # cheap pre-filter by the file name's time; the header decides below
-            header = _header(os.path.join(bank, name))
-            target = Target(os.path.join(bank, name), slug, name, header)
+            head = _head(os.path.join(bank, name))
+            if session and session not in head:
+                continue  # most entries: no need to parse them
+            target = Target(os.path.join(bank, name), slug, name, _parse(head))
             if cutoff is not None and target.ts >= cutoff:
                 continue
             if session and target.session_id != session:
@@ -194,14 +196,18 @@ def _query_paths(locs, query: str, slugs: list[str], limit: int) -> set[str]:
         conn.close()
 
 
-def _header(path: str) -> dict[str, object]:
-    from .entries import split_frontmatter
-
+def _head(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return split_frontmatter(f.read(16384))[0]
+            return f.read(16384)
     except OSError:
-        return {}
+        return ""
+
+
+def _parse(head: str) -> dict[str, object]:
+    from .entries import split_frontmatter
+
+    return split_frontmatter(head)[0]
 
 
 def _ts_from_name(name: str) -> float | None:
