@@ -211,7 +211,8 @@ class Ledger:
     def reset_positions(self, harness: str) -> None:
         self.db.execute(
             "UPDATE files SET read_end=NULL, resume=0, carry='{}', head_hash=NULL, anchor_hash=NULL,"
-            " size=NULL, mtime=NULL, open_turns=0, next_check=NULL WHERE harness=?",
+            " size=NULL, mtime=NULL, open_turns=0, next_check=NULL"
+            " WHERE harness=? AND (excluded IS NULL OR excluded NOT LIKE 'kept out: %')",  # see autobank.KEPT_OUT
             (harness,),
         )
 

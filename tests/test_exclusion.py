@@ -82,6 +82,24 @@ def test_lifting_the_exclusion_banks_only_what_came_after(locs, isolated_home, t
     assert len(_entries(locs, str(proj))) == 1, "a backfill does not bank what was done while kept out"
 
 
+def test_a_backfill_right_after_lifting_the_exclusion_banks_nothing_from_before(locs, isolated_home, tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / ".harnesslink-off").write_text("")
+    _session(isolated_home, proj, "s-1", ["Private work one", "Private work two"])
+    autobank.run_pass(locs, now=time.time() + 3600)
+    (proj / ".harnesslink-off").unlink()
+    autobank.widen_window(locs, 90)
+    autobank.drain(locs)
+    assert _entries(locs, str(proj)) == []
+    s = ClaudeSession(isolated_home, cwd=str(proj), session_id="s-1")
+    s.turn("Public work three", LONG, tools=[("Bash", {"command": "ls"})])
+    s.flush()
+    report = autobank.run_pass(locs, now=time.time() + 3600)
+    assert [p.name.split("--")[1] for p in _entries(locs, str(proj))] == ["public-work-three.md"]
+    assert report.excluded == 2
+
+
 def test_memory_exclude_globs_with_tilde_and_names(locs, isolated_home):
     acme = isolated_home / "clients" / "acme"
     scratch = isolated_home / "play" / "scratch-42"
