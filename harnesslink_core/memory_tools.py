@@ -1,4 +1,4 @@
-"""The memory tools an agent can call: search, get, bank, brief (and forget).
+"""The memory tools an agent can call: search, get, bank, brief and forget.
 
 One definition serves every harness: the MCP server (`mcp_server.py`) lists
 and calls them for Claude Code and Codex, and `harnesslink mcp-call` runs one
@@ -26,6 +26,7 @@ TEXT_CHARS = 4_000  # bank.RESULT_CAP: what an entry's Result holds
 GET_CHARS = 20_000  # one entry back to the model; pi asks tools to stay under 50 KB
 BRIEF_MIN, BRIEF_MAX = 500, 20_000
 TAGS_MAX = 10
+FORGET_MAX = 20
 
 
 class ToolError(Exception):
@@ -100,6 +101,20 @@ TOOLS: dict[str, dict] = {
                                            "description": "Characters at most (default 6000)."}}, []),
         "read_only": True,
     },
+    "memory_forget": {
+        "title": "Forget memory entries",
+        "description": (
+            "Forget entries of this project's HarnessLink memory for good, when the user asks to: each is removed "
+            "with its search row and index lines, and never banked or shown again. Give the ids memory_search "
+            "shows. Only this project's own entries can be forgotten."
+        ),
+        "inputSchema": _schema({"ids": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                                        "maxItems": FORGET_MAX,
+                                        "description": "The entries' ids (as memory_search shows them)."}},
+                               ["ids"]),
+        "read_only": False,
+        "destructive": True,
+    },
     "recall_memory": {"title": "Recall memory", "description": "Same as memory_search. " + _SEARCH_TEXT,
                       "inputSchema": _SEARCH_SCHEMA, "read_only": True},
     "record_learning": {"title": "Record a learning", "description": "Same as memory_bank. " + _BANK_TEXT,
@@ -118,7 +133,8 @@ def listing() -> list[dict]:
             "title": spec["title"],
             "description": spec["description"],
             "inputSchema": spec["inputSchema"],
-            "annotations": {"title": spec["title"], "readOnlyHint": read_only, "destructiveHint": False,
+            "annotations": {"title": spec["title"], "readOnlyHint": read_only,
+                            "destructiveHint": spec.get("destructive", False),
                             "idempotentHint": read_only or name in ("memory_bank", "record_learning"),
                             "openWorldHint": False},
         })
@@ -307,6 +323,11 @@ def memory_bank(args: dict, session: Session) -> str:
     slug = project_slug(session.cwd)
     folder = session.locs.memories / slug
     turn_key = f"mcp:{_digest(slug)}:{_digest(' '.join(text.split()))}"
+    from .forget import tombstones
+
+    forgotten = tombstones(session.locs)
+    if forgotten.covers(slug, "", turn_key):
+        raise ToolError("this text was forgotten in this project (harnesslink forget) and is not recorded again")
     with _bank_lock(session.locs):
         existing = _banked(session.locs, slug, turn_key)
         if existing:
@@ -349,7 +370,7 @@ def memory_bank(args: dict, session: Session) -> str:
         rel = f"{slug}/bank/{path.name}"
         indexed = _index_now(session.locs, slug)
         try:
-            projectfiles.rebuild_main(folder)
+            projectfiles.rebuild_main(folder, forgotten)
         except OSError:
             pass  # the next autobank pass rebuilds it
     note = "" if indexed else " (the search index is busy: it will find it after the next pass)"
@@ -406,11 +427,38 @@ def context_brief(args: dict, session: Session) -> str:
     return brief.text or "Nothing to brief yet: this project has no notes or banked turns."
 
 
+def memory_forget(args: dict, session: Session) -> str:
+    from . import forget
+    from .scope import project_slug
+
+    ids = args.get("ids")
+    if isinstance(ids, str):
+        ids = [ids]
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i.strip() for i in ids):
+        raise ToolError("`ids` must be a non-empty list of entry ids (as memory_search shows them)")
+    if len(ids) > FORGET_MAX:
+        raise ToolError(f"`ids`: at most {FORGET_MAX} entries at a time")
+    own = project_slug(session.cwd)
+    try:
+        targets = forget.select(session.locs, ids=ids, projects=[own])  # this project only: never a linked one
+        summary = forget.forget(session.locs, targets)
+    except forget.NoMatch as exc:
+        raise ToolError(f"{exc} among this project's entries ({own}); nothing was forgotten") from None
+    except forget.ForgetError as exc:
+        raise ToolError(str(exc)) from None
+    lines = [f"Forgot {len(summary.forgotten)} entr{'y' if len(summary.forgotten) == 1 else 'ies'} of this project:"]
+    lines += [f"- {t.rel_path} ({t.title})" for t in summary.forgotten]
+    lines += [f"- NOT removed: {t.rel_path}: {why}" for t, why in summary.failed]
+    lines.append(forget.CLOUD_NOTE)
+    return "\n".join(lines)
+
+
 _IMPLEMENTATIONS = {
     "memory_search": memory_search,
     "memory_get": memory_get,
     "memory_bank": memory_bank,
     "context_brief": context_brief,
+    "memory_forget": memory_forget,
 }
 
 

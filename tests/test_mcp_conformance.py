@@ -19,7 +19,7 @@ from memory_helpers import make_env, make_locs, write_entry  # noqa: E402
 pytestmark = pytest.mark.anyio
 
 READ_TOOLS = {"memory_search", "memory_get", "context_brief", "recall_memory"}
-WRITE_TOOLS = {"memory_bank", "record_learning"}
+WRITE_TOOLS = {"memory_bank", "record_learning", "memory_forget"}
 
 
 @pytest.fixture
@@ -69,6 +69,7 @@ async def test_the_sdk_client_connects_and_lists_every_tool_with_its_hints(world
     for name, tool in tools.items():
         assert tool.description and tool.input_schema["type"] == "object"
         assert tool.annotations is not None and tool.annotations.read_only_hint is (name in READ_TOOLS)
+        assert tool.annotations.destructive_hint is (name == "memory_forget")
         assert tool.output_schema is None, "plain text only: Claude Code shows structured output as raw JSON"
     assert tools["memory_search"].input_schema["required"] == ["query"]
     assert tools["memory_bank"].input_schema["required"] == ["text"]
@@ -232,3 +233,45 @@ async def test_codex_turn_metadata_decides_the_project(world: dict) -> None:
     assert not result.is_error, text_of(result)
     [entry] = bank_files(world, world["other"])
     assert 'session_id: "thread-9"' in entry.read_text()
+
+
+async def test_memory_forget_forgets_only_this_projects_own_entries(world: dict) -> None:
+    from harnesslink_core.scope import project_slug
+
+    theirs = write_entry(world["locs"], str(world["other"]), title="Billing export runs nightly",
+                         result="The billing export cron runs nightly at 02:00.")
+    own_folder = world["locs"].memories / project_slug(str(world["project"]))
+    own_folder.mkdir(parents=True)
+    (own_folder / "linked.txt").write_text(f"{world['other']}\n")
+    learning = "The nightly export must finish before the 03:00 backup window."
+    async with server(world) as client:
+        await client.call_tool("memory_bank", {"text": learning})
+        await client.call_tool("memory_bank", {"text": "Keep the export batch size at 500 rows."})
+        mine = bank_files(world)
+        assert len(mine) == 2
+        linked = await client.call_tool("memory_search", {"query": "billing export nightly"})
+        assert "Billing export runs nightly" in text_of(linked), "the linked project is searchable..."
+
+        their_id = f"{theirs.parent.parent.name}/bank/{theirs.name}"
+        for attempt in (their_id, str(theirs), theirs.name):
+            refused = await client.call_tool("memory_forget", {"ids": [attempt]})
+            assert refused.is_error and "nothing was forgotten" in text_of(refused), attempt
+        assert theirs.exists(), "... but only this project's own entries can be forgotten"
+
+        target = next(p for p in mine if "nightly-export" in p.name)
+        rel_id = f"{target.parent.parent.name}/bank/{target.name}"
+        both = await client.call_tool("memory_forget", {"ids": [rel_id, their_id]})
+        assert both.is_error and target.exists(), "one id out of scope: nothing is forgotten"
+
+        done = await client.call_tool("memory_forget", {"ids": [rel_id]})
+        assert not done.is_error and rel_id in text_of(done)
+        assert not target.exists()
+        after = await client.call_tool("memory_search", {"query": "nightly export backup window"})
+        assert "03:00 backup window" not in text_of(after)
+        gone = await client.call_tool("memory_get", {"id": rel_id})
+        assert gone.is_error
+        again = await client.call_tool("memory_bank", {"text": learning})
+        assert again.is_error and "forgotten" in text_of(again)
+        bad = await client.call_tool("memory_forget", {"ids": []})
+        assert bad.is_error and "`ids`" in text_of(bad)
+    assert len(bank_files(world)) == 1
