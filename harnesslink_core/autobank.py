@@ -23,7 +23,7 @@ from filelock import FileLock, Timeout
 
 from . import background, bank, clock, config, exclusion, forget, log, projectfiles, state
 from .harnesses import registry
-from .harnesses.base import Harness, file_digest
+from .harnesses.base import Harness, file_digest, is_our_action
 from .ledger import FileRecord, Ledger, open_ledger, owner_id
 from .model import StateUpdate, Turn
 from .paths import Locations
@@ -410,7 +410,10 @@ class _Pass:
                     continue  # before the backfill window: not ours to bank (a wider backfill reads it again)
                 turn.cwd = turn.cwd or fallback_cwd
                 self._checkpoint(turn, turn.cwd)
-                if not turn.actions and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
+                # our own memory tools are not work: a turn that only looked memory up (or recorded a
+                # learning, banked already as its own entry) is skipped like one with no tool call
+                worked = any(not is_our_action(a.tool) for a in turn.actions)
+                if not worked and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
                     if self.ledger.turn_status(turn.key) is None:
                         self.ledger.record(turn.key, turn.harness, "skipped", turn.dedupe_id, turn.ended)
                         self.report.skipped += 1

@@ -120,7 +120,42 @@ SHELL_TOOLS = {
 
 def normalise_tool(name: object) -> str:
     text = str(name or "tool").strip().lower() or "tool"
+    if text.startswith(_OUR_MCP_PREFIX):
+        return our_tool(text) or text
     return "bash" if text in SHELL_TOOLS else text
+
+
+# Our own memory tools (memory_tools.TOOLS), as each harness names a call to them
+# (research/mcp-and-resume.md): Claude Code `mcp__harnesslink__memory_search`, omp's MCP bridge
+# `mcp__harnesslink_memory_search`, Codex the namespace `mcp__harnesslink` plus `memory_search`,
+# and the pi/omp extension's native tools their bare name. An entry lists each as the action
+# `harnesslink.<tool>` (aliases under the tool they stand for), whatever the harness.
+OUR_TOOLS = ("memory_search", "memory_get", "memory_bank", "context_brief", "memory_forget")
+_ALIASES = {"recall_memory": "memory_search", "record_learning": "memory_bank"}
+OUR_ACTION_PREFIX = "harnesslink."
+OUR_MCP_SERVER = "mcp__harnesslink"
+_OUR_MCP_PREFIX = OUR_MCP_SERVER + "_"
+
+
+def our_tool(name: object, *, namespace: object = None, bare: bool = False) -> str | None:
+    """`harnesslink.<tool>` when the call is to one of our memory tools, else None.
+
+    `namespace`: the MCP server a harness files the call under (Codex); `bare`: the harness
+    (pi, omp) calls extension tools by their own name, which is ours when it is one of ours."""
+    text = str(name or "").strip().lower()
+    if namespace is not None:
+        if str(namespace).strip().lower() != OUR_MCP_SERVER:
+            return None
+    elif text.startswith(_OUR_MCP_PREFIX):
+        text = text[len(_OUR_MCP_PREFIX):].lstrip("_")
+    elif not bare:
+        return None
+    text = _ALIASES.get(text, text)
+    return OUR_ACTION_PREFIX + text if text in OUR_TOOLS else None
+
+
+def is_our_action(tool: str) -> bool:
+    return tool.startswith(OUR_ACTION_PREFIX)
 
 
 def text_of(content: Any, types: tuple[str, ...] = ("text", "input_text", "output_text")) -> str:

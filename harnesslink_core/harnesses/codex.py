@@ -44,7 +44,7 @@ import orjson
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
 from ..paths import Locations
-from .base import decode, is_injected, iter_lines, normalise_tool, scan_files, strip_injected, text_of
+from .base import decode, is_injected, iter_lines, normalise_tool, our_tool, scan_files, strip_injected, text_of
 
 NAME = "codex"
 
@@ -408,7 +408,7 @@ class _RolloutReader:
         turn.prompt = "\n\n".join(p for p in current.prompts if p) or "\n\n".join(
             p for p in current.user_items if p
         )
-        turn.result = current.final or current.last_answer
+        turn.result = strip_injected(current.final or current.last_answer)  # never our memory, quoted back
         turn.pending_tools = len(current.waiting)
         turn.closed = closed
         self.turns.append(turn)
@@ -447,7 +447,10 @@ class _RolloutReader:
 def _action(item: dict[str, Any]) -> Action:
     kind = item.get("type")
     if kind == "function_call":
-        return Action(normalise_tool(item.get("name")), _arguments(item.get("arguments")))
+        name = item.get("name")
+        namespace = item.get("namespace")
+        ours = our_tool(name, namespace=namespace) if namespace else None
+        return Action(ours or normalise_tool(name), _arguments(item.get("arguments")))
     if kind == "custom_tool_call":
         return Action(normalise_tool(item.get("name")), item.get("input"))
     if kind == "local_shell_call":

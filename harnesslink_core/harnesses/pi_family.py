@@ -50,9 +50,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
-from .base import decode, iter_lines, normalise_tool, scan_files, strip_injected, text_of
+from .base import decode, iter_lines, normalise_tool, our_tool, scan_files, strip_injected, text_of
 
 # Folders that sit beside the per-cwd session folders or inside them and never
 # hold top-level sessions (nicobailon/pi-subagents).
@@ -347,16 +349,32 @@ def _take_assistant(building: _Building, message: dict[str, Any]) -> None:
         if kind == "toolCall":
             name = block.get("name")
             arguments = block.get("arguments")
-            building.turn.actions.append(Action(tool=normalise_tool(name), input=arguments))
+            building.turn.actions.append(_action(name, arguments))
             if isinstance(block.get("id"), str):
                 building.calls[block["id"]] = (str(name or ""), arguments)
             before_calls.extend(after_last_call)
             after_last_call = []
         elif kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             after_last_call.append(block["text"])
-    text = "\n".join(after_last_call or before_calls).strip()
+    text = strip_injected("\n".join(after_last_call or before_calls)).strip()  # never our memory, quoted back
     if text:
         building.turn.result = text
+
+
+def _action(name: object, arguments: Any) -> Action:
+    """One tool call; ours (the extension's native tools, or omp's MCP device) as `harnesslink.<tool>`."""
+    ours = our_tool(name, bare=True)
+    if ours:
+        return Action(ours, arguments)
+    if name == "write" and isinstance(arguments, dict) and str(arguments.get("path", "")).startswith("xd://"):
+        # omp's device tool: `write` to xd://mcp__harnesslink_memory_search with the JSON arguments as content
+        ours = our_tool(arguments["path"][len("xd://"):], bare=True)
+        if ours:
+            try:
+                return Action(ours, orjson.loads(str(arguments.get("content") or "{}")))
+            except orjson.JSONDecodeError:
+                return Action(ours, arguments.get("content"))
+    return Action(tool=normalise_tool(name), input=arguments)
 
 
 def _state_of(entry: dict[str, Any], when: float) -> StateUpdate | None:
