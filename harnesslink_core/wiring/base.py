@@ -22,8 +22,9 @@ class Wiring(Protocol):
         """Why we think the harness is used here (a folder, a command, a variable), or None."""
         ...
 
-    def plan_install(self, locs: Locations, hook_exe: Path) -> list[FileChange]:
-        """The changes that wire the harness to `hook_exe`; empty when already wired. May raise Refused."""
+    def plan_install(self, locs: Locations, hook_exe: Path, tools: bool = True) -> list[FileChange]:
+        """The changes that wire the harness to `hook_exe` (and, with `tools`, the memory tools; without,
+        takes out the tools an earlier install wired); empty when already so. May raise Refused."""
         ...
 
     def plan_uninstall(self, locs: Locations) -> list[FileChange]:

@@ -1,13 +1,14 @@
-"""Claude Code: four command hooks in the user's settings.json (research/claude-code.md §1)."""
+"""Claude Code: four command hooks in the user's settings.json (research/claude-code.md §1),
+and the memory tools' MCP server (`mcp.py`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..paths import Locations
-from . import hooks_json
+from . import hooks_json, mcp
 from .base import detect_by
-from .files import read_bytes
+from .files import FileChange, backup_path, read_bytes
 
 NAME = "claude-code"
 
@@ -26,8 +27,21 @@ def detect(locs: Locations) -> str | None:
 
 _settings = hooks_json.SettingsHooks(NAME, target)
 our_groups = _settings.our_groups
-plan_install = _settings.plan_install
-plan_uninstall = _settings.plan_uninstall
+
+
+def plan_install(locs: Locations, hook_exe: Path, tools: bool = True) -> list[FileChange]:
+    """Our hooks in settings.json; with `tools`, also the memory tools' server and their permission."""
+    if tools:
+        allowed = mcp.allow_tools
+    else:
+        original = hooks_json.parse(target(locs), read_bytes(backup_path(target(locs))))
+        allowed = lambda settings: mcp.disallow_tools(settings, original)[0]  # noqa: E731
+    return _settings.plan_install(locs, hook_exe, also=allowed) + mcp.plan_claude_server(locs, hook_exe, wanted=tools)
+
+
+def plan_uninstall(locs: Locations) -> list[FileChange]:
+    return _settings.plan_uninstall(locs, also=mcp.disallow_tools) + mcp.plan_claude_server(
+        locs, Path(), wanted=False)
 
 
 def notes(locs: Locations, changed: bool) -> list[str]:

@@ -2,8 +2,9 @@
 
 Codex keys the trust of each hook by its position and a hash of its entry, and
 runs only hooks the user trusted in `/hooks`: so we never move anything that is
-there, and we tell the user about the trust step. We never edit config.toml; we
-only read it to warn when hooks are switched off there.
+there, and we tell the user about the trust step. In config.toml we add only the
+memory tools' server table, as a marked block of text (`mcp.py`); we read the
+rest only to warn when hooks are switched off there.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import tomllib
 from pathlib import Path
 
 from ..paths import Locations
-from . import hooks_json
+from . import hooks_json, mcp
 from .base import detect_by
+from .files import FileChange
 
 NAME = "codex"
 
@@ -35,13 +37,25 @@ def detect(locs: Locations) -> str | None:
 
 _settings = hooks_json.SettingsHooks(NAME, target)
 our_groups = _settings.our_groups
-plan_install = _settings.plan_install
-plan_uninstall = _settings.plan_uninstall
+
+
+def config_toml(locs: Locations) -> Path:
+    return home(locs) / "config.toml"
+
+
+def plan_install(locs: Locations, hook_exe: Path, tools: bool = True) -> list[FileChange]:
+    """Our hooks in hooks.json; with `tools`, also the memory tools' server in config.toml."""
+    return _settings.plan_install(locs, hook_exe) + mcp.plan_codex_server(locs, config_toml(locs), hook_exe,
+                                                                          wanted=tools)
+
+
+def plan_uninstall(locs: Locations) -> list[FileChange]:
+    return _settings.plan_uninstall(locs) + mcp.plan_codex_server(locs, config_toml(locs), Path(), wanted=False)
 
 
 def hooks_switched_off(locs: Locations) -> str | None:
     """The config.toml setting that turns hooks off, if there is one (or why we could not tell)."""
-    config = home(locs) / "config.toml"
+    config = config_toml(locs)
     try:
         settings = tomllib.loads(config.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -2,7 +2,7 @@
 // Feeds this agent's sessions to HarnessLink's shared memory and hands what it recalls to the model.
 // It calls the hook executable with JSON on stdin and reads one JSON object back:
 // {"additionalContext": "..."}. It never throws: a failing hook costs context, never a session.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 
 const HOOK = __HOOK_EXE__;
 const HARNESS = __HARNESS__;
@@ -49,7 +49,72 @@ function run(event: string, payload: object): string {
   }
 }
 
+// --- memory tools: the same tools as `harnesslink mcp`, registered natively --------------------------------
+// pi has no MCP, and omp would hide MCP tools behind its xd:// device; here they are top-level tools
+// (omp: loadMode "essential"). Each call runs `harnesslink mcp-call <tool>` with
+// {"arguments", "cwd", "session_id"} on stdin and reads {"text", "isError"} back.
+const CLI = __CLI__;
+const TOOLS: any[] = __TOOLS__;
+const TOOL_TIMEOUT_MS = 60000;
+
+function callTool(name: string, params: any, ctx: any, signal: any): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let child: any;
+    try {
+      child = spawn(CLI, ["mcp-call", name, "--harness", HARNESS], {
+        stdio: ["pipe", "pipe", "ignore"],
+        timeout: TOOL_TIMEOUT_MS,
+        windowsHide: true,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error: any) {
+      reject(new Error(`HarnessLink ${name} could not start: ${error?.message ?? error}`));
+      return;
+    }
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => (out += chunk));
+    child.on("error", (error: any) => reject(new Error(`HarnessLink ${name} failed: ${error?.message ?? error}`)));
+    child.on("close", () => {
+      let answer: any;
+      try {
+        answer = JSON.parse(out.trim());
+      } catch {
+        reject(new Error(`HarnessLink ${name} gave no answer`));
+        return;
+      }
+      if (answer?.isError) reject(new Error(String(answer.text)));
+      else resolve(String(answer?.text ?? ""));
+    });
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(JSON.stringify({ ...payloadOf(ctx), arguments: params ?? {} }));
+  });
+}
+
+function registerMemoryTools(pi: any) {
+  for (const tool of TOOLS) {
+    try {
+      pi.registerTool({
+        name: tool.name,
+        label: tool.label,
+        description: tool.description,
+        parameters: tool.parameters,
+        loadMode: "essential",
+        approval: tool.readOnly ? "read" : "write",
+        async execute(_toolCallId: string, params: any, signal: any, _onUpdate: any, ctx: any) {
+          const text = await callTool(tool.name, params, ctx, signal);
+          return { content: [{ type: "text", text }], details: { harnesslink: tool.name } };
+        },
+      });
+    } catch {
+      // an agent without registerTool, or another extension's tool of the same name: the hooks still work
+    }
+  }
+}
+// --- end of memory tools ---------------------------------------------------------------------------------------
+
 export default function harnesslink(pi: any) {
+  registerMemoryTools(pi);
   let brief = ""; // the session-start context: added to the system prompt of every run
   let briefInMessage = false; // when the agent gives no system prompt, the brief goes once into a message
   let stopped = true; // one stop per agent run, whichever end event comes first

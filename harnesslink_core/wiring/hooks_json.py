@@ -132,28 +132,42 @@ def unmerge(settings: dict[str, Any], is_ours: IsOurs) -> tuple[dict[str, Any], 
     return stripped, removed
 
 
-def plan_install(path: Path, ours: Mapping[str, Group], is_ours: IsOurs) -> FileChange | None:
+Also = Callable[[dict[str, Any]], dict[str, Any]]  # one more change to the same file (Claude's permissions)
+Unalso = Callable[[dict[str, Any], dict[str, Any]], tuple[dict[str, Any], bool]]  # ...and taking it out
+
+
+def plan_install(path: Path, ours: Mapping[str, Group], is_ours: IsOurs, also: Also | None = None) -> FileChange | None:
     """The change that wires `ours` into `path`, or None when it is already there."""
     before = read_bytes(path)
     settings = parse(path, before)
     merged = merge(settings, ours, is_ours)
+    if also is not None:
+        merged = also(merged)
     if merged == settings:
         return None  # already installed: not even the formatting changes
     check_writable(path)
     return FileChange(path, before, dump(merged, before))
 
 
-def plan_uninstall(path: Path, is_ours: IsOurs) -> FileChange | None:
-    """The change that takes our hooks out of `path`, or None when there are none."""
+def plan_uninstall(path: Path, is_ours: IsOurs, also: Unalso | None = None) -> FileChange | None:
+    """The change that takes our hooks out of `path`, or None when there are none.
+    `also(settings, original)` takes out anything else we added (`original`: the backup's settings)."""
     before = read_bytes(path)
     if before is None:
         return None
     settings = parse(path, before)
     stripped, removed = unmerge(settings, is_ours)
+    backup = read_bytes(backup_path(path))
+    if also is not None:
+        try:
+            original = parse(path, backup)
+        except Refused:
+            original = {}
+        stripped, more = also(stripped, original)
+        removed = removed or more
     if not removed:
         return None
     check_writable(path)
-    backup = read_bytes(backup_path(path))
     if backup is not None and _same_hooks(backup, stripped):
         return FileChange(path, before, backup, drop_backup=True)
     if backup is None and not stripped:
@@ -202,10 +216,10 @@ class SettingsHooks:
     def our_groups(self, hook_exe: Path) -> dict[str, Group]:
         return groups(EVENTS, hook_exe, self.harness)
 
-    def plan_install(self, locs: Any, hook_exe: Path) -> list[FileChange]:
-        change = plan_install(self.target(locs), self.our_groups(hook_exe), self.is_ours)
+    def plan_install(self, locs: Any, hook_exe: Path, also: Also | None = None) -> list[FileChange]:
+        change = plan_install(self.target(locs), self.our_groups(hook_exe), self.is_ours, also)
         return [change] if change else []
 
-    def plan_uninstall(self, locs: Any) -> list[FileChange]:
-        change = plan_uninstall(self.target(locs), self.is_ours)
+    def plan_uninstall(self, locs: Any, also: Unalso | None = None) -> list[FileChange]:
+        change = plan_uninstall(self.target(locs), self.is_ours, also)
         return [change] if change else []

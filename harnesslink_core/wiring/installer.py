@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the hooks with this Python instead of a private environment (development, tests)",
     )
     parser.add_argument("--no-backfill", action="store_true", help="do not start the first backfill")
+    parser.add_argument("--no-mcp", action="store_true",
+                        help="wire the hooks only, not the memory tools (MCP server / native tools); "
+                             "takes out tools an earlier install wired")
     return parser
 
 
@@ -69,10 +72,10 @@ def choose(locs: Locations, asked: Sequence[str] | None) -> tuple[list[Plan], li
     return plans, skipped
 
 
-def plan(locs: Locations, plans: list[Plan], hook_exe: Path) -> None:
+def plan(locs: Locations, plans: list[Plan], hook_exe: Path, tools: bool = True) -> None:
     for p in plans:
         try:
-            p.changes = WIRINGS[p.name].plan_install(locs, hook_exe)
+            p.changes = WIRINGS[p.name].plan_install(locs, hook_exe, tools)
         except Refused as e:
             p.refused = e
 
@@ -157,7 +160,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     say = _printer(out or sys.stdout)
 
     plans, skipped = choose(locs, args.harness)
-    plan(locs, plans, environment.hook_executable(locs))
+    plan(locs, plans, environment.hook_executable(locs), tools=not args.no_mcp)
     wired = [p for p in plans if p.refused is None]
     refused = [p for p in plans if p.refused is not None]
 

@@ -5,6 +5,10 @@ the same event API (research/pi-omp.md §2). The extension (extension.ts, filled
 in with our hook executable and the agent's id) is wholly ours: it is
 recognised by its first-line marker, replaced when it differs, and removed by
 uninstall. A file of the same name that is not ours is never overwritten.
+
+The extension also registers the memory tools natively (`pi.registerTool`;
+omp's `loadMode: "essential"` makes them top-level tools), each running
+`harnesslink mcp-call <tool>`: one way for both, so omp gets no MCP server too.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..paths import Locations
+from . import mcp
 from .base import detect_by
 from .files import FileChange, Refused, check_writable, read_bytes
 
@@ -28,11 +33,21 @@ def is_our_extension(data: bytes) -> bool:
     return any(first_line.startswith(marker) for marker in (MARKER, *PRIOR_MARKERS))
 
 
-def render(hook_exe: Path, harness: str) -> bytes:
+def render(hook_exe: Path, harness: str, tools: bool = True) -> bytes:
     template = resources.files(__package__).joinpath("extension.ts").read_text(encoding="utf-8")
     # json.dumps gives a valid TypeScript string literal for any path (spaces, quotes, unicode)
     text = template.replace("__HOOK_EXE__", json.dumps(str(hook_exe))).replace("__HARNESS__", json.dumps(harness))
-    return text.encode("utf-8")
+    text = text.replace("__CLI__", json.dumps(mcp.server_command(hook_exe)))
+    return text.replace("__TOOLS__", json.dumps(native_tools() if tools else [], indent=2)).encode("utf-8")
+
+
+def native_tools() -> list[dict]:
+    """The memory tools as the extension registers them (pi has no MCP; omp would hide MCP tools
+    behind its xd:// device): the same names, descriptions and schemas as `harnesslink mcp`."""
+    from ..memory_tools import listing
+
+    return [{"name": t["name"], "label": t["title"], "description": t["description"],
+             "parameters": t["inputSchema"], "readOnly": t["annotations"]["readOnlyHint"]} for t in listing()]
 
 
 @dataclass(frozen=True)
@@ -57,7 +72,7 @@ class PiFamily:
             commands=[self.command_name],
         )
 
-    def plan_install(self, locs: Locations, hook_exe: Path) -> list[FileChange]:
+    def plan_install(self, locs: Locations, hook_exe: Path, tools: bool = True) -> list[FileChange]:
         path = self.target(locs)
         before = read_bytes(path)
         if before is not None and not is_our_extension(before):
@@ -65,7 +80,7 @@ class PiFamily:
                 f"{path} exists and was not written by HarnessLink",
                 f"hint: rename or move {path} away, then run again; it was left untouched",
             )
-        after = render(hook_exe, self.NAME)
+        after = render(hook_exe, self.NAME, tools)
         if before == after:
             return []
         check_writable(path)

@@ -82,6 +82,8 @@ def test_install_keeps_user_hooks_and_other_keys_where_they_are(module, world: W
     path.write_bytes(USER_SETTINGS)
     world.install("--harness", module.NAME)
     before, after = json.loads(USER_SETTINGS), json.loads(path.read_text())
+    if module.NAME == "claude-code":
+        before["permissions"]["allow"].append("mcp__harnesslink")  # the memory tools (test_mcp_wiring.py)
     assert {k: v for k, v in after.items() if k != "hooks"} == {k: v for k, v in before.items() if k != "hooks"}
     assert list(after) == list(before)
     assert after["hooks"]["PreToolUse"] == before["hooks"]["PreToolUse"]
@@ -311,7 +313,7 @@ def test_codex_hooks_switched_off_in_config_toml_is_reported_not_edited(world: W
     code, out = world.install("--harness", "codex")
     assert code == 0
     assert f"[features] {key} = false" in out
-    assert config.read_text() == text
+    assert config.read_text().startswith(text)  # only our memory tools' block is added (test_mcp_wiring.py)
 
 
 def test_codex_install_says_how_to_trust_the_hooks(world: World) -> None:
