@@ -7,7 +7,8 @@ this module is only about the two harnesses that start MCP servers.
 - Claude Code: `mcpServers.harnesslink` in `~/.claude.json` (or
   `$CLAUDE_CONFIG_DIR/.claude.json`: the user scope, loaded by `claude -p` too),
   and `mcp__harnesslink` in `permissions.allow` of settings.json, without which
-  `-p` refuses the tools (research/mcp-and-resume.md §1). Claude Code rewrites
+  `-p` refuses the tools (research/mcp-and-resume.md §1). `alwaysLoad` keeps the
+  tools out of Claude Code's deferred ToolSearch list, so a model sees them at once. Claude Code rewrites
   `.claude.json` itself all the time: we touch only our key.
 - Codex: a `[mcp_servers.harnesslink]` table in config.toml, written as text
   between two marker comments, so every other byte of the user's file (comments,
@@ -87,8 +88,10 @@ def plan_claude_server(locs: Locations, hook_exe: Path, *, wanted: bool) -> list
                                                                           quiet=True):
             del stripped["mcpServers"]
         return [_json_change(path, before, stripped)]
+    # alwaysLoad: Claude Code otherwise defers MCP tools behind its ToolSearch, so a model would have to
+    # search for a tool before it could call it; it also waits (5 s at most) for the server to connect
     ours = {"type": "stdio", "command": server_command(hook_exe), "args": server_args("claude-code"),
-            "env": server_env(locs)}
+            "env": server_env(locs), "alwaysLoad": True}
     if existing == ours:
         return []
     check_writable(path)

@@ -14,6 +14,8 @@ small directives, so a test reads as what it asks for:
     "[[agent: look {{bash: ls}}]]" -> call Claude's Agent/Task tool with the prompt "look [[bash: ls]]"
     "[[call: update_plan | {...}]]" -> call that tool (when the harness offers it) with these JSON arguments
     "[[long]]"                    -> a plain answer longer than 200 characters
+    "[[tool: memory_search | {\"query\": \"x\"}]]" -> call the tool of that name, however the harness
+                                     prefixes it (mcp__harnesslink__…, mcp__harnesslink_…, a Codex namespace)
     anything else                 -> a short plain answer
 
 Once the tool's result comes back the model gives its final answer, which quotes the result. Every request is
@@ -32,7 +34,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
-DIRECTIVE = re.compile(r"\[\[(bash|write|agent|long|call)(?::\s*(.*?))?\]\]", re.DOTALL)
+DIRECTIVE = re.compile(r"\[\[(bash|write|agent|long|call|tool)(?::\s*(.*?))?\]\]", re.DOTALL)
+NAMESPACE_SEPARATOR = "::"  # Codex offers MCP tools inside a namespace: "<namespace>::<tool>" here
 SHELL_TOOL_NAMES = ("Bash", "bash", "shell", "shell_command", "exec_command", "local_shell")
 AGENT_TOOL_NAMES = ("Agent", "Task")
 WRITE_TOOL_NAMES = ("Write", "write")
@@ -80,6 +83,12 @@ def decide(conversation: Conversation) -> Reply:
         if name.strip() not in conversation.tools:
             return Reply(text=f"No {name.strip()} tool here.")
         return Reply(tool_call=ToolCall(name.strip(), json.loads(arguments)))
+    if kind == "tool":
+        name, _, arguments = argument.partition("|")
+        tool = find_tool(conversation.tools, name.strip())
+        if tool is None:
+            return Reply(text=f"No tool {name.strip()} among: {', '.join(sorted(conversation.tools))}")
+        return Reply(tool_call=ToolCall(tool, json.loads(arguments or "{}")))
     if kind == "agent":
         agent_tool = _first_available(conversation.tools, AGENT_TOOL_NAMES)
         if agent_tool:
@@ -104,6 +113,15 @@ def decide(conversation: Conversation) -> Reply:
     if shell_tool is None:
         return Reply(text=f"No shell tool; I would have run: {argument}")
     return Reply(tool_call=ToolCall(shell_tool, _shell_arguments(shell_tool, conversation.tools[shell_tool], argument)))
+
+
+def find_tool(tools: dict[str, Any], name: str) -> str | None:
+    """The offered tool that is `name` under the prefix a harness gives MCP tools (or none)."""
+    for offered in sorted(tools):
+        bare = offered.rsplit(NAMESPACE_SEPARATOR, 1)[-1]
+        if name in (offered, bare) or offered.endswith(("__" + name, "_" + name)):
+            return offered
+    return None
 
 
 def _first_available(tools: dict[str, Any], names: tuple[str, ...]) -> str | None:
@@ -166,7 +184,10 @@ def responses_conversation(body: dict[str, Any]) -> Conversation:
     tools = {}
     for tool in body.get("tools") or []:
         name = tool.get("name") or tool.get("type")
-        if name:
+        if tool.get("type") == "namespace":  # MCP servers' tools (Codex): one namespace per server
+            for inner in tool.get("tools") or []:
+                tools[f"{name}{NAMESPACE_SEPARATOR}{inner.get('name')}"] = inner.get("parameters", {})
+        elif name:
             tools[name] = tool.get("parameters", {})
     items = body.get("input") or []
     if isinstance(items, str):
@@ -244,8 +265,11 @@ def responses_events(reply: Reply, model: str, input_tokens: int = 50) -> Iterat
     response_id = _next_id("resp")
     yield "response.created", {"type": "response.created", "response": {"id": response_id, "model": model}}
     if reply.tool_call:
+        namespace, _, name = reply.tool_call.name.rpartition(NAMESPACE_SEPARATOR)
         item = {"type": "function_call", "id": _next_id("fc"), "call_id": _next_id("call"),
-                "name": reply.tool_call.name, "arguments": json.dumps(reply.tool_call.arguments)}
+                "name": name, "arguments": json.dumps(reply.tool_call.arguments)}
+        if namespace:
+            item["namespace"] = namespace
     else:
         item = {"type": "message", "role": "assistant", "id": _next_id("msg"),
                 "content": [{"type": "output_text", "text": reply.text, "annotations": []}]}
@@ -352,6 +376,12 @@ class FakeModelServer:
 
     def bodies_text(self) -> str:
         return "\n".join(json.dumps(r.body) for r in self.model_requests())
+
+
+def tool_result_of(request: LoggedRequest) -> str | None:
+    """The tool result this request carries back to the model, if its newest message is one."""
+    conversation = _conversation_for(request.path, request.body)
+    return conversation.tool_result if conversation else None
 
 
 def _conversation_for(path: str, body: Any) -> Conversation | None:

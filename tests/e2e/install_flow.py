@@ -153,9 +153,15 @@ def assert_restored(flow: Flow, originals: dict[str, bytes | None], just_before:
             continue
         old, now, before = (json.loads(v or b"{}") for v in (original, after[name], just_before[name]))
         assert now.get("hooks") == old.get("hooks"), f"{name}: the user's hooks are not back as they were"
-        assert {k: v for k, v in now.items() if k != "hooks"} == {k: v for k, v in before.items() if k != "hooks"}
-        assert {k: v for k, v in before.items() if k != "hooks"} != {k: v for k, v in old.items() if k != "hooks"}, (
-            f"{name}: nothing but our hooks changed, so the original bytes should be back")
+        assert now.get("permissions") == old.get("permissions"), f"{name}: permissions are not back as they were"
+        assert _theirs(now) == _theirs(before)
+        assert _theirs(before) != _theirs(old), (
+            f"{name}: nothing but our hooks and permission changed, so the original bytes should be back")
+
+
+def _theirs(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings without what install adds: hooks, and the memory tools' permission (`permissions`)."""
+    return {k: v for k, v in settings.items() if k not in ("hooks", "permissions")}
 
 
 def _log(flow: Flow) -> str:
