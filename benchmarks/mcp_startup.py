@@ -5,8 +5,8 @@
 A harness waits for its MCP servers only briefly (omp 250 ms, `codex exec` about 1 s), so what counts is
 the whole process: start the server the way a harness does, send `initialize`, `notifications/initialized`
 and `tools/list` at once, and stop the clock when the `tools/list` answer arrives. The server runs from the
-private environment install.py makes (`--venv`, default: one made once under .cache/mcp-bench the same
-way), in a temporary HOME with a few hundred bank entries. The bare interpreter of that environment
+private environment install.py makes (`--venv`, default: one built by benchmarks/installed.py under
+.cache/mcp-bench), in a temporary HOME with a few hundred bank entries. The bare interpreter of that environment
 (`python -c pass`) is measured alongside, interleaved.
 """
 
@@ -36,13 +36,9 @@ HANDSHAKE = b"".join(json.dumps(m).encode() + b"\n" for m in (
 def private_venv(folder: Path | None) -> Path:
     if folder is not None:
         return folder
-    from harnesslink_core.paths import locations
-    from harnesslink_core.wiring import environment
+    from benchmarks import installed
 
-    agent = REPO / ".cache" / "mcp-bench" / "agent"
-    if not (agent / "venv" / "bin" / "harnesslink").exists():
-        environment.create_venv(locations({"HOME": str(agent.parent), "HARNESSLINK_HOME": str(agent)}), REPO)
-    return agent / "venv"
+    return installed.build(REPO / ".cache" / "mcp-bench").folder
 
 
 def seed(home: Path, entries: int) -> Path:
@@ -101,15 +97,26 @@ def measure(runs: int = 30, venv: Path | None = None, entries: int = 300) -> dic
     }
 
 
+def line(result: dict) -> str:
+    verdict = "met" if result["median_ms"] < result["target_median_ms"] else "MISSED"
+    return (f"mcp start-up (spawn `harnesslink mcp` -> tools/list answered): median {result['median_ms']} ms, "
+            f"p95 {result['p95_ms']} ms, max {result['max_ms']} ms over {result['runs']} runs; bare python "
+            f"{result['bare_python_median_ms']} ms; target median < {result['target_median_ms']} ms: {verdict}")
+
+
+def report_line(runs: int = 30, venv: Path | None = None) -> str:
+    """Measure and print one line (benchmarks/run.py calls this)."""
+    text = line(measure(runs, venv))
+    print(f"[mcp] {text}", flush=True)
+    return text
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--venv", type=Path, default=None, help="an environment made by install.py (its venv folder)")
     args = parser.parse_args()
-    result = measure(args.runs, args.venv)
-    print(f"mcp start-up: spawn -> tools/list answered: median {result['median_ms']} ms, p95 {result['p95_ms']} ms, "
-          f"max {result['max_ms']} ms over {result['runs']} runs (bare python {result['bare_python_median_ms']} ms; "
-          f"target median < {result['target_median_ms']} ms)")
+    print(line(measure(args.runs, args.venv)))
     return 0
 
 

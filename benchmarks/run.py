@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks import corpus, hook_latency as synthetic, installed, quality  # noqa: E402
+from benchmarks import corpus, hook_latency as synthetic, installed, mcp_startup, quality  # noqa: E402
 from benchmarks.installed import Case, interleaved, pct  # noqa: E402
 
 PYTHON = sys.executable  # our own measurement code, with the packages of the interpreter running this
@@ -348,6 +348,7 @@ def main() -> int:
             results["noop"][f"{files:,} files"] = noop_pass(home, runs=5)
             print(f"[no-op pass, {files:,} files] {results['noop'][f'{files:,} files']}", flush=True)
         results["quality"] = quality.measure(root / "quality" / "home")
+        results["mcp_startup"] = mcp_startup.report_line(10 if args.quick else 30, venv.folder)
         for name, qs in results["quality"]["sets"].items():
             print(f"[quality {name}] {json.dumps({k: v for k, v in qs.items() if k != 'misses'})}", flush=True)
     finally:
@@ -429,6 +430,8 @@ def report(r: dict) -> str:
         h = e["hooks"]
         cells = [f"{h[k]['median_ms']} / {h[k]['p95_ms']} ({h[k]['median_x']}x / {h[k]['p95_x']}x)" for k in HOOKS]
         lines.append(f"| {name} | {h['bare_median_ms']} | " + " | ".join(cells) + " |")
+    if r.get("mcp_startup"):
+        lines += ["", "## MCP server start-up (benchmarks/mcp_startup.py)", "", r["mcp_startup"]]
     q = r.get("quality")
     if q:
         c = q["corpus"]
