@@ -272,9 +272,9 @@ class _Weighed:
             share_cap = min(RECOUNT_CAP, int(self.size * COMMON_SHARE) + 1)
             order = dict(self.counts)
             capped = [t for t in self.found if self.counts[t[0]] >= COMMON_CAP and COMMON_CAP < share_cap]
-            if capped:
-                order.update(zip((t[0] for t in capped),
-                                 term_counts(conn, capped, projects, cap=share_cap, whole_index=self.whole_index)))
+            if capped:  # counted as they would be searched: the word alone, without its related words
+                order.update(zip((t[0] for t in capped), term_counts(conn, [t[:1] for t in capped], projects,
+                                                                     cap=share_cap, whole_index=self.whole_index)))
             telling = [t for t in self.found if order[t[0]] < max(share_cap, COMMON_CAP)]
             self.searched = sorted(telling, key=lambda t: order[t[0]])[:2]
             # a term in COMMON_CAP entries or more is searched without its related words: they
