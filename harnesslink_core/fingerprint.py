@@ -14,6 +14,7 @@ from __future__ import annotations
 SKETCH_SIZE = 16  # hashes kept per entry (8 hex digits each)
 MIN_RESULT_WORDS = 12  # a shorter result is fingerprinted together with its prompt
 NEAR_DUPLICATE = 0.6  # estimated share of word pairs in common
+SKETCH_CHARS = 4000  # of the result: copies agree from the start, and a long tool dump costs no more
 
 _WORDS = r"[^\W_]+"  # compiled on first use: index time
 
@@ -23,7 +24,7 @@ def sketch(prompt: str, result: str) -> str:
     import re  # index time only (`re` imports `enum`: not on the prompt hook's path)
     from zlib import crc32
 
-    words = re.findall(_WORDS, result.lower())
+    words = re.findall(_WORDS, result[:SKETCH_CHARS].lower())
     if len(words) < MIN_RESULT_WORDS:
         words = re.findall(_WORDS, prompt.lower()) + words
     pairs = {f"{a} {b}" for a, b in zip(words, words[1:])} or set(words)

@@ -50,6 +50,7 @@ SCHEMA_VERSION = 4  # 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary. A
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000
+KEYS_SCAN_CHARS = 8000  # of the result, for identifiers' other spellings (`detail_keys`)
 
 # title, tags, prompt, actions, result, derived keys of title+prompt and of actions+result, scope (a filter)
 COLUMNS = ("title", "tags", "prompt", "actions", "result", "keys", "detail_keys", "scope")
@@ -423,7 +424,7 @@ def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime:
     conn.execute(
         f"INSERT INTO fts(rowid, {', '.join(COLUMNS)}) VALUES (?,?,?,?,?,?,?,?,?)",
         (cur.lastrowid, entry.title, " ".join(entry.tags), entry.prompt, actions, entry.result,
-         derived_keys(f"{entry.title}\n{entry.prompt}"), derived_keys(f"{actions}\n{entry.result}"),
+         derived_keys(f"{entry.title}\n{entry.prompt}"), derived_keys(f"{actions}\n{entry.result[:KEYS_SCAN_CHARS]}"),
          scope_token(slug)),
     )
     return True
