@@ -174,3 +174,14 @@ def build_corpus(locs: Locations) -> dict[str, Path]:
         ts="2026-08-19T10:00:00.000Z", harness="omp", session_id="lib-1")
     (locs.memories / project_slug(SHOP) / "linked.txt").write_text(f"# libraries we share\n{SHARED_LIB}\n")
     return e
+
+
+def corpus_world(tmp_path: Path) -> tuple[dict[str, str], Locations]:
+    """The environment and locations of a world holding `build_corpus`'s entries, indexed."""
+    from harnesslink_core import index
+
+    env = make_env(tmp_path)
+    locs = make_locs(tmp_path)
+    build_corpus(locs)
+    index.refresh(locs)
+    return env, locs

@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES
 from harnesslink_core import index
 from harnesslink_core.hooks import answer
-from memory_helpers import REPO, SHOP, build_corpus, make_env, make_locs, run_hook
+from memory_helpers import REPO, SHOP, build_corpus, corpus_world, make_env, make_locs, run_hook
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 LOGIN_ENTRY = "2026-08-20T09-12-00-000Z--the-login-test-fails-every-night-around-midnight.md"
@@ -22,11 +22,7 @@ LOGIN_ENTRY = "2026-08-20T09-12-00-000Z--the-login-test-fails-every-night-around
 
 @pytest.fixture
 def world(tmp_path):
-    env = make_env(tmp_path)
-    locs = make_locs(tmp_path)
-    build_corpus(locs)
-    index.refresh(locs)
-    return env, locs
+    return corpus_world(tmp_path)
 
 
 def hook(env, event, harness, payload=None, *args, stdin=None):

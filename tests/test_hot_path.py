@@ -15,8 +15,7 @@ import sys
 
 import pytest
 
-from harnesslink_core import index
-from memory_helpers import REPO, SHOP, build_corpus, make_env, make_locs
+from memory_helpers import REPO, SHOP, corpus_world
 
 # Never on the prompt or session-start path (unless a pass must really start).
 HEAVY = {
@@ -69,10 +68,7 @@ def heavy_in(modules: set[str]) -> set[str]:
 
 @pytest.fixture
 def world(tmp_path):
-    env = make_env(tmp_path)
-    locs = make_locs(tmp_path)
-    build_corpus(locs)
-    index.refresh(locs)
+    env, locs = corpus_world(tmp_path)
     from harnesslink_core import autobank
 
     autobank.run_pass(locs)  # the ledger exists, as on any machine where the hooks have run
