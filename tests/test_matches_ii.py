@@ -144,6 +144,20 @@ def test_a_clear_winner_with_its_words_in_the_result_is_trusted(tmp_path):
     assert any("clear winner" in line for line in decision.explain())
 
 
+def test_the_dry_run_names_a_clear_winner(tmp_path):
+    env = make_env(tmp_path)
+    _, conn = _bank(tmp_path, [
+        {"title": "Payments are processed twice", "prompt": "payments are processed twice, fix it",
+         "result": "The stripe webhook handler now stores each event id and skips events it has seen."},
+    ])
+    conn.close()
+    out = run_hook(env, "user-prompt-submit", "--harness", "codex", "--dry-run", "--cwd", SHOP,
+                   "--session", "s-dry", "--prompt", "stripe event handled two times")
+    assert out.returncode == 0, out.stderr
+    chosen = [line for line in out.stdout.decode().splitlines() if line.startswith("# chosen:")]
+    assert len(chosen) == 1 and "clear winner: bm25" in chosen[0] and "stripe, event" in chosen[0]
+
+
 def test_related_words_alone_never_make_a_clear_winner(tmp_path):
     # "live" and "widget" reach this entry only as related words (production, component)
     locs, conn = _bank(tmp_path, [
