@@ -262,14 +262,19 @@ def _scope_words(projects: list[str]) -> str:
 def memory_get(args: dict, session: Session) -> str:
     from .framing import cut, frame, neutralise
 
+    from .forget import tombstones
+
     wanted = _text(args, "id", required=True).strip()
     path = _find_entry(session, wanted)
+    rel = os.path.relpath(path, _real(session.locs.memories))
+    parts = rel.split(os.sep)
+    if len(parts) == 3 and parts[1] == "bank" and tombstones(session.locs).covers(parts[0], parts[2]):
+        raise ToolError(f"{wanted!r} was forgotten (harnesslink forget) and is not shown again")
     try:
         with open(path, "rb") as f:
             text = f.read(GET_CHARS * 4).decode("utf-8", "replace")
     except OSError as exc:
         raise ToolError(f"cannot read {wanted!r}: {exc.strerror or exc}") from None
-    rel = os.path.relpath(path, _real(session.locs.memories))
     return frame("entry", neutralise(cut(text, GET_CHARS)), id=rel)
 
 

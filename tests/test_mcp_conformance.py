@@ -263,6 +263,7 @@ async def test_memory_forget_forgets_only_this_projects_own_entries(world: dict)
         both = await client.call_tool("memory_forget", {"ids": [rel_id, their_id]})
         assert both.is_error and target.exists(), "one id out of scope: nothing is forgotten"
 
+        forgotten_text = target.read_text()
         done = await client.call_tool("memory_forget", {"ids": [rel_id]})
         assert not done.is_error and rel_id in text_of(done)
         assert not target.exists()
@@ -270,8 +271,13 @@ async def test_memory_forget_forgets_only_this_projects_own_entries(world: dict)
         assert "03:00 backup window" not in text_of(after)
         gone = await client.call_tool("memory_get", {"id": rel_id})
         assert gone.is_error
+        target.write_text(forgotten_text)  # the uploader pulls a copy back from the cloud
+        pulled_back = await client.call_tool("memory_get", {"id": rel_id})
+        assert pulled_back.is_error and "was forgotten" in text_of(pulled_back)
+        still_gone = await client.call_tool("memory_search", {"query": "nightly export backup window"})
+        assert "03:00 backup window" not in text_of(still_gone)
         again = await client.call_tool("memory_bank", {"text": learning})
         assert again.is_error and "forgotten" in text_of(again)
         bad = await client.call_tool("memory_forget", {"ids": []})
         assert bad.is_error and "`ids`" in text_of(bad)
-    assert len(bank_files(world)) == 1
+    assert len(bank_files(world)) == 2  # the other learning, and the copy pulled back (never shown)
