@@ -207,9 +207,11 @@ def _tags(args: dict) -> list[str]:
         value = value.split(",")
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
         raise ToolError("`tags` must be a list of strings")
+    from .redact import redact
+
     tags: list[str] = []
     for tag in value:
-        clean = re.sub(r"[^a-z0-9_.-]+", "-", tag.strip().lower()).strip("-.")[:40]
+        clean = re.sub(r"[^a-z0-9_.-]+", "-", redact(tag).strip().lower()).strip("-.")[:40]
         if clean and clean not in tags:
             tags.append(clean)
     return tags[:TAGS_MAX]

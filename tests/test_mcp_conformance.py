@@ -153,13 +153,15 @@ async def test_a_secret_in_banked_text_never_reaches_the_file_or_a_search(world:
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     async with server(world) as client:
         banked = await client.call_tool("memory_bank", {
-            "text": f"Deploys need the GitHub token {secret} and DB_PASSWORD=hunter2hunter2 in the env.",
-            "title": f"Deploy credentials {secret}"})
+            "text": f"Deploys need the GitHub token {secret} and DB_PASSWORD=hunter2hunter2 in the env. "
+                    "<private>The staging box is at my flat, 12 Elm Road.</private>",
+            "title": f"Deploy credentials {secret}", "tags": ["deploy", secret]})
         assert not banked.is_error and "redacted" in text_of(banked)
         found = await client.call_tool("memory_search", {"query": "deploys github token"})
     [entry] = bank_files(world)
     text = entry.read_text()
-    assert secret not in text and "hunter2hunter2" not in text
+    assert secret not in text and "hunter2hunter2" not in text and "Elm Road" not in text
+    assert secret.lower() not in text
     assert "[redacted:github-token]" in text and "[redacted:secret-assignment]" in text
     assert secret not in text_of(found) and secret not in text_of(banked)
 
