@@ -94,6 +94,8 @@ def test_memory_tools_relay_through_all_four_harnesses(sandbox: Sandbox) -> None
     for step, topic in topics.items():
         found = flows[RELAY[step]].bank_entries(topic)
         assert len(found) == 1, f"{topic}: recorded once and never banked again from a search: {found}"
+    for harness in flows:  # every reader sees our tools in its harness's real transcript
+        assert {"harnesslink.memory_search", "harnesslink.memory_bank"} <= actions_in_transcripts(sandbox, harness)
     assert not list((flows["pi"].agent_dir / "logs").glob("*.log")) or "Traceback" not in _log(flows["pi"])
 
     just_before = snapshot(sandbox)
@@ -107,6 +109,16 @@ def test_memory_tools_relay_through_all_four_harnesses(sandbox: Sandbox) -> None
     dot_json = json.loads(after[".claude.json"] or b"{}")  # type: ignore[arg-type]
     assert "harnesslink" not in (dot_json.get("mcpServers") or {})
     assert "mcp__harnesslink" not in json.dumps(json.loads(after["claude settings.json"] or b"{}"))  # type: ignore
+
+
+def actions_in_transcripts(sandbox: Sandbox, harness: str) -> set[str]:
+    from harnesslink_core.harnesses import registry
+    from harnesslink_core.paths import locations
+
+    reader = registry.get(harness)
+    locs = locations({"HOME": str(sandbox.home)})
+    return {action.tool for path in reader.iter_transcripts(locs)
+            for turn in reader.read(Path(path), 0, {}, 1 << 40).turns for action in turn.actions}
 
 
 def _log(flow: Flow) -> str:
