@@ -182,7 +182,7 @@ def test_status_counts_kept_out_and_folds_undetected_harnesses(locs, isolated_ho
     assert cc["kept_out_transcripts"] == 1 and cc["banked"] == 0
     assert main.main(["status"]) == 0
     out = capsys.readouterr().out
-    assert "claude-code: on" in out and "1 in projects kept out" in out
+    assert "claude-code: on" in out and "in projects kept out: 1" in out
     folded = [line for line in out.splitlines() if line.startswith("not detected")]
     assert len(folded) == 1 and "codex (on)" in folded[0] and "omp" in folded[0]
     assert "\ncodex:" not in out

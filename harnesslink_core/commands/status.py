@@ -94,8 +94,11 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
             continue
         state = "on" if h["enabled"] else "off"
         print(f"\n{name}: {state}{'' if h['detected'] else ' (not detected)'}")
-        print(f"  transcripts seen {h['transcripts']} (not banked: {h['excluded_transcripts']}, of them "
-              f"{h['kept_out_transcripts']} in projects kept out), backlog {h['backlog']}")
+        kept_out = h["kept_out_transcripts"]
+        others = h["excluded_transcripts"] - kept_out
+        print(f"  transcripts seen {h['transcripts']}, backlog {h['backlog']}"
+              + (f"; not banked: {others} (subagents, reviews)" if others else "")
+              + (f"; in projects kept out: {kept_out}" if kept_out else ""))
         print(f"  turns banked {h['banked']}, skipped {h['skipped']}, pending {h['pending']}, "
               f"dropped {h['dropped']}, duplicates {h['duplicates']}, excluded {h['excluded']}, "
               f"forgotten {h['forgotten']}")
