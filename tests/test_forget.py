@@ -185,3 +185,35 @@ def test_tombstones_survive_a_lost_ledger(isolated_home, locs):
     autobank.widen_window(locs, 90)
     autobank.drain(locs)
     assert len(_bank_files(locs)) == 2 and not any("pricing" in n for n in _titles(locs))
+
+
+def test_a_legacy_entry_without_turn_key_is_forgotten_by_name(isolated_home, locs, tmp_path):
+    from tests.memory_helpers import write_entry
+
+    path = write_entry(locs, APP, title="Old superpi note about the deploy key rotation", legacy=True,
+                       result="Rotated the deploy key. " * 20)
+    saved = tmp_path / "copy.md"
+    shutil.copy(path, saved)
+    done = forget.forget(locs, forget.select(locs, ids=[path.name]))
+    assert [t.name for t in done.forgotten] == [path.name] and not path.exists()
+    shutil.copy(saved, path)  # pulled back from the cloud
+    index.rebuild(locs)
+    conn = index.connect(locs)
+    try:
+        assert index.count(conn) == 0
+    finally:
+        conn.close()
+
+
+def test_cli_json(isolated_home, locs, monkeypatch, capsys):
+    import json
+
+    _bank_three(isolated_home, locs)
+    code, out, _ = _cli(["forget", "--session", "sess-other-1", "--json", "--dry-run"], monkeypatch, capsys)
+    data = json.loads(out)
+    assert code == 0 and data["dry_run"] and [t["session_id"] for t in data["targets"]] == ["sess-other-1"]
+    code, out, err = _cli(["forget", "--session", "sess-other-1", "--json"], monkeypatch, capsys)
+    assert code == 2 and "--yes" in err
+    code, out, _ = _cli(["forget", "--session", "sess-other-1", "--json", "--yes"], monkeypatch, capsys)
+    data = json.loads(out)
+    assert code == 0 and len(data["forgotten"]) == 1 and "cloud" in data["note"]
