@@ -47,11 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .mcp_server import fast_path  # `harnesslink mcp` answers before the other verbs are imported
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["mcp"]:  # answers before argparse and the other verbs are imported
+        from .mcp_server import fast_path
 
-    served = fast_path(sys.argv[1:] if argv is None else argv)
-    if served is not None:
-        return served
+        served = fast_path(words)
+        if served is not None:
+            return served
     args = build_parser().parse_args(argv)
     module = _modules()[VERBS[args.command]]
     locs = locations()
