@@ -88,7 +88,17 @@ def _states(path: Path, lines: list[str]) -> list[str]:
                      "input": {"todos": [{"content": todo, "status": "pending", "activeForm": todo}]}}]}}
         compact = {"type": "system", "subtype": "compact_boundary", "sessionId": sid, "cwd": first.get("cwd"),
                    "timestamp": ts, "uuid": "u-compact-1", "content": "Conversation compacted " + ONE_LINE}
-        return [json.dumps(tool) + "\n", json.dumps(compact) + "\n"]
+        base = {"sessionId": sid, "cwd": first.get("cwd"), "timestamp": ts, "isSidechain": False}
+        # a turn still waiting on its last tool, after todos and a task list (kept in the carried facts)
+        task_call = dict(base, type="assistant", uuid="u-task-1", message={"id": "m-task", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_task", "name": "TaskCreate", "input": {"subject": todo}}]})
+        task_done = dict(base, type="user", uuid="u-task-2", toolUseResult={"task": {"id": "7", "subject": todo}},
+                         message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_task",
+                                                               "content": "created"}]})
+        pending_prompt = dict(base, type="user", uuid="u-open-1", message={"role": "user", "content": "Deploy " + PLANT})
+        pending_call = dict(base, type="assistant", uuid="u-open-2", message={"id": "m-open", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_open", "name": "Bash", "input": {"command": "deploy # " + ONE_LINE}}]})
+        return [json.dumps(x) + "\n" for x in (compact, pending_prompt, tool, task_call, task_done, pending_call)]
     if ".codex" in path.parts:
         plan = {"timestamp": ts, "type": "response_item", "payload": {
             "type": "function_call", "name": "update_plan", "call_id": "call_plan",
@@ -141,6 +151,13 @@ def test_no_secret_reaches_any_file_we_write(locs, isolated_home, monkeypatch, c
     assert len({p.read_text().split("harness: ")[1].split()[0] for p in banked}) == 4, "every harness banked"
     assert states and any("[redacted:github-token]" in p.read_text() for p in states)
     assert any("[private]" in p.read_text() for p in banked)
+    ledger = open_ledger(locs)
+    try:
+        carried = [r.carry_json for r in ledger.files("claude-code").values()]
+        assert any("[redacted:github-token]" in c for c in carried), "the task list is carried, redacted"
+        assert sum(r.open_turns for r in ledger.files("claude-code").values()) >= 1, "a turn is still pending"
+    finally:
+        ledger.close()
     files = _every_byte(locs.agent_dir)
     assert any(p.name == "harness-autobank.db" for p in files) and any(p.name == "memory-index.db" for p in files)
     assert any(p.suffix == ".log" for p in files)
