@@ -155,6 +155,12 @@ def call(name: str, arguments: object, session: Session) -> str:
     if unknown:
         raise ToolError(f"{name}: unknown argument {', '.join(map(repr, unknown))}; "
                         f"it takes {', '.join(allowed) or 'no arguments'}")
+    if canonical != "memory_forget":  # a folder kept out gets nothing and gives nothing, as with the hooks
+        from .exclusion import is_excluded
+
+        why = is_excluded(session.locs, session.cwd)
+        if why:
+            raise ToolError(f"this folder is kept out of HarnessLink memory ({why}): nothing is read or recorded here")
     return _IMPLEMENTATIONS[canonical](arguments, session)
 
 

@@ -283,3 +283,14 @@ async def test_memory_forget_forgets_only_this_projects_own_entries(world: dict)
         bad = await client.call_tool("memory_forget", {"ids": []})
         assert bad.is_error and "`ids`" in text_of(bad)
     assert len(bank_files(world)) == 2  # the other learning, and the copy pulled back (never shown)
+
+
+async def test_a_folder_kept_out_of_memory_gets_nothing_and_gives_nothing(world: dict) -> None:
+    write_entry(world["locs"], str(world["project"]), title="Navbar collapses on mobile", result="Fixed it.")
+    (world["project"] / ".harnesslink-off").write_text("")
+    async with server(world) as client:
+        for name, arguments in [("memory_bank", {"text": "Secret client detail."}),
+                                ("memory_search", {"query": "navbar mobile"}), ("context_brief", {})]:
+            result = await client.call_tool(name, arguments)
+            assert result.is_error and "kept out of HarnessLink memory" in text_of(result), name
+    assert [p.name for p in bank_files(world)] == [p.name for p in bank_files(world) if "navbar" in p.name]
