@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-mcp = pytest.importorskip("mcp", reason="the official MCP SDK is a test dependency (pip install -e .[test])")
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.shared.exceptions import MCPError as McpError  # noqa: E402
+# the official MCP SDK: a test dependency (the `test` extra), so a missing one fails rather than skips
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError as McpError
 
-from memory_helpers import make_env, make_locs, write_entry  # noqa: E402
+from memory_helpers import make_env, make_locs, write_entry
 
 pytestmark = pytest.mark.anyio
 
