@@ -1,7 +1,8 @@
 """Projects kept out of memory: nothing is banked from them and nothing is injected into them.
 
 A folder is kept out when it, or any folder above it, holds a file named `.harnesslink-off`, or
-when it (or a folder above it) matches one of the globs under `memory.exclude` in config.yml:
+when it (or a folder above it) matches one of the globs under `memory.exclude` in config.yml
+(reached through a symlink, the folder it really is counts too):
 
     memory:
       exclude:
@@ -34,6 +35,16 @@ def is_excluded(locs, cwd: str | None) -> str | None:
     path = os.path.normpath(cwd)
     if not os.path.isabs(path):
         return None  # a transcript's cwd is absolute; anything else names no folder of ours
+    globs = exclude_globs(locs)
+    reason = _kept_out(path, globs)
+    if reason is None:
+        real = os.path.realpath(path)  # reached through a symlink: the folder it really is counts too
+        if real != path:
+            reason = _kept_out(real, globs)
+    return reason
+
+
+def _kept_out(path: str, globs: list[str]) -> str | None:
     folder = path
     while True:
         marker = os.path.join(folder, OFF_FILE)
@@ -43,7 +54,7 @@ def is_excluded(locs, cwd: str | None) -> str | None:
         if parent == folder:
             break
         folder = parent
-    for pattern in exclude_globs(locs):
+    for pattern in globs:
         if _matches(path, pattern):
             return f"memory.exclude: {pattern}"
     return None

@@ -186,3 +186,19 @@ def test_status_counts_kept_out_and_folds_undetected_harnesses(locs, isolated_ho
     folded = [line for line in out.splitlines() if line.startswith("not detected")]
     assert len(folded) == 1 and "codex (on)" in folded[0] and "omp" in folded[0]
     assert "\ncodex:" not in out
+
+
+def test_a_folder_reached_through_a_symlink_is_kept_out_too(locs, isolated_home, tmp_path):
+    target = tmp_path / "data" / "projects"
+    (target / "client").mkdir(parents=True)
+    (tmp_path / "home2").mkdir()
+    link = tmp_path / "home2" / "work"
+    link.symlink_to(target)
+    assert exclusion.is_excluded(locs, str(link / "client")) is None
+    (tmp_path / "data" / ".harnesslink-off").write_text("")  # above the link's target: only its real path finds it
+    assert exclusion.is_excluded(locs, str(link / "client")) == str(tmp_path / "data" / ".harnesslink-off")
+    (tmp_path / "data" / ".harnesslink-off").unlink()
+    locs.agent_dir.mkdir(parents=True, exist_ok=True)
+    locs.config_file.write_text(f"memory:\n  exclude: ['{target}/cli*']\n")
+    assert exclusion.is_excluded(locs, str(link / "client" / "src"))
+    assert exclusion.is_excluded(locs, str(link)) is None
