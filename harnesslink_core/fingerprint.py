@@ -49,36 +49,31 @@ def same_content(a: str, b: str) -> bool:
 
 
 class SketchIndex:
-    """Fingerprints to test a new one against, quickly: only those that share one of its hashes are
-    compared (two with no hash in common resemble each other 0), so a session given hundreds of
-    entries costs a few dictionary lookups per candidate, not hundreds of comparisons."""
+    """Fingerprints to test a new one against, quickly: two resemble each other at NEAR_DUPLICATE
+    only if they share that share of their hashes, which one set intersection tells; only those
+    are compared in full. A session given hundreds of entries costs a set operation per entry."""
 
     def __init__(self, sketches=()) -> None:
-        self._items: list[tuple[str, object]] = []
-        self._by_hash: dict[str, list[int]] = {}
+        self._items: list[tuple[str, frozenset[str], object]] = []
         for sketch in sketches:
             self.add(sketch, sketch)
 
     def add(self, sketch: str, item: object) -> None:
-        if not sketch:
-            return
-        n = len(self._items)
-        self._items.append((sketch, item))
-        for i in range(0, len(sketch), 8):
-            self._by_hash.setdefault(sketch[i:i + 8], []).append(n)
+        if sketch:
+            self._items.append((sketch, _hashes(sketch), item))
 
     def near(self, sketch: str):
         """The first added item whose fingerprint has the same content as `sketch`, or None."""
         if not sketch:
             return None
-        shared: dict[int, int] = {}
-        for i in range(0, len(sketch), 8):
-            for n in self._by_hash.get(sketch[i:i + 8], ()):
-                shared[n] = shared.get(n, 0) + 1
-        size = len(sketch) // 8
-        for n in sorted(shared):
-            other, item = self._items[n]
+        mine = _hashes(sketch)
+        for other, theirs, item in self._items:
             # a resemblance of NEAR_DUPLICATE needs that share of the union's bottom-k in common
-            if shared[n] >= NEAR_DUPLICATE * min(SKETCH_SIZE, max(size, len(other) // 8)) and same_content(other, sketch):
+            if (len(mine & theirs) >= NEAR_DUPLICATE * min(SKETCH_SIZE, max(len(mine), len(theirs)))
+                    and same_content(other, sketch)):
                 return item
         return None
+
+
+def _hashes(sketch: str) -> frozenset[str]:
+    return frozenset(sketch[i:i + 8] for i in range(0, len(sketch), 8))

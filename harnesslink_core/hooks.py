@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         if dry:
             sys.stdout.write(_dry_run_report(args, result, notes))
         else:
-            sys.stdout.write(wirejson.dumps(result))
+            _write_utf8(sys.stdout, wirejson.dumps(result))
         sys.stdout.flush()
     except BaseException as exc:  # noqa: BLE001 - even printing may fail (closed pipe)
         log.error_anywhere("hook output failed", exc)
@@ -394,6 +394,16 @@ def main(argv: list[str] | None = None) -> int:
         except BaseException:  # noqa: BLE001
             pass
     return 0
+
+
+def _write_utf8(stream, text: str) -> None:
+    """UTF-8 whatever the locale says (the harnesses read UTF-8 JSON; a C locale would refuse `é`)."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        stream.write(text)
+    else:
+        stream.flush()
+        buffer.write(text.encode("utf-8", "surrogatepass"))
 
 
 def _dry_run_report(args: list[str], result: dict, notes: list[str]) -> str:
