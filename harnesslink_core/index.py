@@ -646,16 +646,25 @@ def scope_size(conn: sqlite3.Connection, projects: list[str]) -> int:
 
 
 def term_counts(conn: sqlite3.Connection, terms: Terms, projects: list[str], *, cap: int,
-                whole_index: bool = False) -> list[int]:
+                whole_index: bool = False, after: int | None = None) -> list[int]:
     """For each term (or group), in how many entries of `projects` it occurs, counted up to `cap`
-    (FTS5 walks only the scope's rows, and stops at `cap`). With `whole_index` (the projects hold
-    every entry of the index) the scope token is left out: the same count, without merging its doclist."""
+    (FTS5 walks only the scope's rows, and stops at `cap`); with `after`, only among the entries
+    whose rowid is above it (FTS5 seeks there). With `whole_index` (the projects hold every entry
+    of the index) the scope token is left out: the same count, without merging its doclist."""
     scope = "" if whole_index else f"scope:({' OR '.join(scope_token(p) for p in projects)}) AND "
+    since = "" if after is None else " AND rowid > ?"
     return [
-        conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)",
-                     (f"{scope}({fts_query([term])})", cap)).fetchone()[0]
+        conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?{since} LIMIT ?)",
+                     (f"{scope}({fts_query([term])})", *(() if after is None else (after,)), cap)).fetchone()[0]
         for term in terms
     ]
+
+
+def scope_rows_after(conn: sqlite3.Connection, projects: list[str], after: int) -> int:
+    """How many entries of `projects` have a rowid above `after` (the newest ones)."""
+    marks = ",".join("?" * len(projects))
+    return conn.execute(f"SELECT count(*) FROM docs WHERE id > ? AND +project IN ({marks})",  # by rowid
+                        (after, *projects)).fetchone()[0]
 
 
 def index_size(conn: sqlite3.Connection) -> int:

@@ -47,7 +47,7 @@ import time
 
 from .fingerprint import SketchIndex
 from .framing import cut, frame, frame_overhead, neutralise, one_line
-from .index import (STRONG_COLUMNS, Hit, index_size, matching_rows, max_rowid, probe, probe_rows, scope_size, search, sketches, term_counts,
+from .index import (STRONG_COLUMNS, Hit, index_size, matching_rows, max_rowid, probe, probe_rows, scope_rows_after, scope_size, search, sketches, term_counts,
                     vocabulary)
 from .lexicon import Vocabulary, full, lookup_keys
 from .terms import (MAX_TERMS, PROMPT_SCAN_CHARS, STOPWORDS, _meaningful, _tokens, is_filler,  # noqa: F401
@@ -70,6 +70,7 @@ CLEAR_WINNER = 1.5  # bm25 times the next answer's that lets in a match whose te
 CLEAR_WINNER_OWN_WORDS = 2  # the prompt's own words (not related ones) a clear winner must contain
 CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
+COMMON_WINDOW = 5_000  # the newest entries searched when every word searched is in COMMON_CAP entries or more
 
 class Term(list):
     """One prompt term: its label first, then the other words that count as it; `words` is how
@@ -164,12 +165,17 @@ def find_matches(
         return decision
     required = required_terms(len(weighed.found))
     # Newest entries first: ranking cost grows with the number of matching rows, and
-    # recent turns are the likelier help. The rest is searched only if that is not enough.
+    # recent turns are the likelier help. The rest is searched only if that is not enough,
+    # and never for words that common: every word searched in COMMON_CAP entries or more
+    # would have FTS5 rank thousands of rows, so only the newest COMMON_WINDOW are.
+    common_only = all(weighed.counts[t[0]] >= COMMON_CAP for t in weighed.searched)
+    window = COMMON_WINDOW if common_only else RECENT_WINDOW
     newest = max_rowid(conn)
-    split = newest - RECENT_WINDOW if newest > 2 * RECENT_WINDOW else None
+    split = newest - window if newest > 2 * window else None
     candidates = _candidates(conn, weighed, projects, session_id, already_injected, (split, None))
     judged = _judge(weighed, candidates, required)
-    if split is not None and sum(1 for verdict in judged.values() if verdict is None) < limit:
+    if (split is not None and not common_only
+            and sum(1 for verdict in judged.values() if verdict is None) < limit):
         older = _candidates(conn, weighed, projects, session_id, already_injected, (None, split))
         judged.update(_judge(weighed, older, required))
         candidates += older
@@ -270,17 +276,35 @@ class _Weighed:
             # for it), and when every term is that common, nothing tells one entry from another:
             # nothing is searched (nor injected).
             share_cap = min(RECOUNT_CAP, int(self.size * COMMON_SHARE) + 1)
-            order = dict(self.counts)
+            order = {label: n / self.size for label, n in self.counts.items()}  # shares of the scope
             capped = [t for t in self.found if self.counts[t[0]] >= COMMON_CAP and COMMON_CAP < share_cap]
-            if capped:  # counted as they would be searched: the word alone, without its related words
-                order.update(zip((t[0] for t in capped), term_counts(conn, [t[:1] for t in capped], projects,
-                                                                     cap=share_cap, whole_index=self.whole_index)))
-            telling = [t for t in self.found if order[t[0]] < max(share_cap, COMMON_CAP)]
+            if capped:
+                order.update(self._recount(capped, projects, share_cap))
+            telling = [t for t in self.found
+                       if order[t[0]] < COMMON_SHARE or self.counts[t[0]] < COMMON_CAP]
             self.searched = sorted(telling, key=lambda t: order[t[0]])[:2]
             # a term in COMMON_CAP entries or more is searched without its related words: they
             # would only widen what FTS5 must score (hundreds more rows) for the least telling term
             self.searched = [t[:1] if self.counts[t[0]] >= COMMON_CAP else t for t in self.searched]
         self._idf = {label: math.log((self.size + 1) / (n + 0.5)) for label, n in self.counts.items()}
+
+    def _recount(self, capped: list[list[str]], projects: list[str], share_cap: int) -> dict[str, float]:
+        """The share of the scope holding each of these terms, counted as they would be searched (the
+        word alone, without its related words), up to `share_cap` entries. In a large index the newest
+        COMMON_WINDOW entries are looked at first: a term under COMMON_SHARE there is taken at that
+        share, and only the others are counted in the whole scope, so that no bank makes this slow."""
+        shares: dict[str, float] = {}
+        newest = max_rowid(self.conn)
+        if newest > 2 * COMMON_WINDOW:
+            after = newest - COMMON_WINDOW
+            in_scope = max(1, scope_rows_after(self.conn, projects, after))
+            counts = term_counts(self.conn, [t[:1] for t in capped], projects, cap=COMMON_WINDOW,
+                                 whole_index=self.whole_index, after=after)
+            shares = {t[0]: n / in_scope for t, n in zip(capped, counts) if n / in_scope < COMMON_SHARE}
+        rest = [t for t in capped if t[0] not in shares]
+        counts = term_counts(self.conn, [t[:1] for t in rest], projects, cap=share_cap, whole_index=self.whole_index)
+        shares.update((t[0], n / self.size) for t, n in zip(rest, counts))
+        return shares
 
     def mark(self, hits: list[Hit]) -> None:
         """Set each hit's matched terms, and note which are in its title or prompt."""
