@@ -39,6 +39,7 @@ EVENTS = {
 }
 HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
 _PROCESS = False  # set by `process_main`: this process ends as soon as it has answered
+_AFTER_ANSWER: list = []  # work left for after the answer (see `after_answer`)
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024
 SESSION_START_BUDGET = 1024 * 1024  # bytes of new transcript per harness read before the brief
@@ -162,9 +163,11 @@ def prompt_context(ctx: Context) -> str:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
     from . import index
+    from .injected import Given
     from .matches import find_matches, render
 
-    already = _injected(ctx)
+    given = Given(ctx.locs, ctx.harness, ctx.session)
+    already = _injected(ctx, given)
     try:
         conn = index.connect(ctx.locs, create=False, busy_ms=50)
     except index.IndexUnavailable as exc:
@@ -201,7 +204,13 @@ def prompt_context(ctx: Context) -> str:
     ctx.notes += decision.explain()
     text = render(decision.hits, decision.terms, ctx.locs.memories_path)
     if text and not ctx.opts.dry_run and ctx.session:
-        _remember(ctx, decision.given())
+        ids = decision.given()
+        if given.ready():  # a quick write: after the answer (creating the ledger is not: now)
+            after_answer(ctx, lambda: given.add(ids), "could not remember injected entries")
+        else:
+            _guarded(ctx, lambda: given.add(ids), "could not remember injected entries")()
+    if not _PROCESS:  # a hook process leaves it to its end (see process_main)
+        given.close()
     return text
 
 
@@ -308,25 +317,31 @@ def _run_pass(ctx: Context) -> None:
         ctx.log_error("session-start pass failed", exc)
 
 
-def _injected(ctx: Context) -> set[str]:
-    if not ctx.session:
-        return set()
+def _injected(ctx: Context, given) -> set[str]:
     try:
-        from .injected import injected_ids
-
-        return injected_ids(ctx.locs, ctx.harness, ctx.session)
+        return given.ids()
     except Exception as exc:  # noqa: BLE001 - without the ledger we may repeat ourselves, nothing worse
         ctx.log_error("could not read injected entries from the ledger", exc)
         return set()
 
 
-def _remember(ctx: Context, ids: list[str]) -> None:
-    try:
-        from .injected import remember_injected
+def after_answer(ctx: Context, work, failure: str) -> None:
+    """Bookkeeping the answer does not depend on: done once the answer is out when the hook is a
+    process of its own (see `process_main`), at once otherwise. Failures are logged."""
+    if _PROCESS:
+        _AFTER_ANSWER.append(_guarded(ctx, work, failure))
+    else:
+        _guarded(ctx, work, failure)()
 
-        remember_injected(ctx.locs, ctx.harness, ctx.session, ids, close=not _PROCESS)
-    except Exception as exc:  # noqa: BLE001
-        ctx.log_error("could not remember injected entries", exc)
+
+def _guarded(ctx: Context, work, failure: str):
+    def guarded() -> None:
+        try:
+            work()
+        except Exception as exc:  # noqa: BLE001
+            ctx.log_error(failure, exc)
+
+    return guarded
 
 
 # --- entry point ----------------------------------------------------------------
@@ -430,8 +445,27 @@ def process_main(argv: list[str] | None = None) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
+        if _AFTER_ANSWER:
+            _leave_the_harness()
+            for work in _AFTER_ANSWER:
+                work()
     finally:
         os._exit(0)
+
+
+def _leave_the_harness() -> None:
+    """Fork: the parent exits at once (the harness has its answer and moves on), the child returns
+    to do the remaining work, having let go of the harness's pipes (the harness waits until every
+    writer has closed them). Where there is no fork, this process simply carries on."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid:
+        os._exit(0)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
 
 
 def hook_script_main(event: str) -> int:

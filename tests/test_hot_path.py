@@ -12,6 +12,7 @@ import os
 import site
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -146,3 +147,24 @@ def test_stop_and_pre_compact_import_the_pass_but_nothing_it_does_not_use(world,
     assert "harnesslink_core.autobank" in modules
     never = {m for m in modules if m in PASS_NEVER or any(m.startswith(n + ".") for n in PASS_NEVER)}
     assert not never, sorted(never)
+
+
+def test_the_given_entries_are_recorded_after_the_answer_and_never_given_twice(world):
+    """A hook process answers first; a forked child records what the session was given."""
+    from harnesslink_core.injected import injected_ids
+    from memory_helpers import run_hook
+
+    env, locs = world
+    fresh_stamp(locs)
+    payload = json.dumps({"session_id": "s-after", "cwd": SHOP, "prompt": PROMPT})
+    first = run_hook(env, "user-prompt-submit", "--harness", "codex", stdin=payload)
+    assert first.returncode == 0 and json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    deadline = time.monotonic() + 5
+    while not injected_ids(locs, "codex", "s-after") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    given = injected_ids(locs, "codex", "s-after")
+    assert given
+    second = run_hook(env, "user-prompt-submit", "--harness", "codex", stdin=payload)
+    assert second.returncode == 0
+    text = json.loads(second.stdout).get("hookSpecificOutput", {}).get("additionalContext", "")
+    assert not any(path in text for path in given)
