@@ -1,0 +1,95 @@
+"""The hooks of this checkout against those of an earlier commit, each installed as its own install.py
+installs it, in one interleaved run.
+
+    python benchmarks/before_after.py REV [--runs 20]
+
+Each version gets its private venv (made by that version's own installer code, in a git worktree of
+REV) and its own HOME holding the real-CLI transcripts of tests/fixtures/generated, backfilled by that
+version. Then bare starts, stop, pre-compact, session-start and a prompt of each are timed round-robin.
+Ratios are to each version's own venv `python -c pass`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks import installed  # noqa: E402
+from benchmarks.installed import Case, clean_env, interleaved  # noqa: E402
+
+FIXTURES = REPO / "tests" / "fixtures" / "generated"
+HOMES = (("claude-code", ".claude"), ("codex", ".codex"), ("pi", ".pi/agent"), ("omp", ".omp/agent"))
+CWD = "/home/tester/project"  # where the generated sessions ran
+
+
+def venv_of(source: Path, root: Path) -> Path:
+    """That checkout's private venv, made by that checkout's installer (run from its own folder)."""
+    code = ("from pathlib import Path; from harnesslink_core.paths import locations; "
+            "from harnesslink_core.wiring import environment; "
+            f"environment.create_venv(locations({{'HOME': {str(root)!r}, 'HARNESSLINK_HOME': {str(root / 'agent')!r}}}), "
+            f"Path({str(source)!r}))")
+    subprocess.run([sys.executable, "-c", code], cwd=source, check=True, env={"PATH": "/usr/bin:/bin"})
+    return root / "agent" / "venv"
+
+
+def home_for(venv: Path, home: Path) -> dict[str, str]:
+    for harness, folder in HOMES:
+        if (FIXTURES / harness).exists():
+            shutil.copytree(FIXTURES / harness, home / folder, dirs_exist_ok=True)
+    env = clean_env(home)
+    subprocess.run([str(venv / "bin" / "harnesslink"), "backfill", "--days", "3650"], env=env, capture_output=True)
+    return env
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rev", help="the earlier commit")
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="hl-before-after-"))
+    tree = root / "tree"
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), args.rev], check=True,
+                   capture_output=True)
+    try:
+        cases: dict[str, Case] = {}
+        for tag, source in (("before", tree), ("after", REPO)):
+            venv = venv_of(source, root / tag)
+            home = root / tag / "home"
+            home.mkdir(parents=True)
+            env = home_for(venv, home)
+            stamp = home / ".superpi" / "agent" / ".last-pass"
+
+            def payload(event: str, **extra) -> bytes:
+                return json.dumps({"session_id": "s", "cwd": CWD, "hook_event_name": event,
+                                   "transcript_path": str(home / "none.jsonl"), **extra}).encode()
+
+            hook = [str(venv / "bin" / "context-hook")]
+            cases[f"{tag}: bare"] = Case([str(venv / "bin" / "python"), "-c", "pass"], env)
+            for event, body, touch in (("stop", {}, False), ("pre-compact", {}, False),
+                                       ("session-start", {"source": "startup"}, True),
+                                       ("user-prompt-submit", {"prompt": "how did we write the notes file"}, True)):
+                cases[f"{tag}: {event}"] = Case([*hook, event, "--harness", "claude-code"], env,
+                                                payload(event, **body), stamp.touch if touch else None)
+        result = interleaved(cases, args.runs, baseline="after: bare")
+        for tag in ("before", "after"):
+            bare = result[f"{tag}: bare"]["median_ms"]
+            for name, r in result.items():
+                if name.startswith(tag):
+                    print(f"{name:32} median {r['median_ms']:7} ms  p95 {r['p95_ms']:7} ms  "
+                          f"{r['median_ms'] / bare:5.2f}x its own bare start")
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
