@@ -303,7 +303,8 @@ class _Weighed:
             shares = {t[0]: n / in_scope for t, n in zip(capped, counts) if n / in_scope < COMMON_SHARE}
         rest = [t for t in capped if t[0] not in shares]
         counts = term_counts(self.conn, [t[:1] for t in rest], projects, cap=share_cap, whole_index=self.whole_index)
-        shares.update((t[0], n / self.size) for t, n in zip(rest, counts))
+        # a count that reached `share_cap` is at least that common: the cap stops counting, not the term
+        shares.update((t[0], n / self.size if n < share_cap else 1.0) for t, n in zip(rest, counts))
         return shares
 
     def mark(self, hits: list[Hit]) -> None:

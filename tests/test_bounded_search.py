@@ -68,3 +68,14 @@ def test_a_rare_word_is_searched_in_the_whole_bank(tmp_path, monkeypatch, window
     conn = indexed(locs, [old, filler(150, "widget")])
     decision = matches.find_matches(conn, "flamegraph widget", [SLUG])
     assert [hit.title for hit in decision.hits] == ["flamegraph of the widget renderer"]
+
+
+def test_in_a_big_bank_a_word_counted_up_to_the_cap_is_common(tmp_path, monkeypatch):
+    """Counting stops at RECOUNT_CAP: a word that reaches it is at least that common, never rare."""
+    monkeypatch.setattr(matches, "COMMON_CAP", 20)
+    monkeypatch.setattr(matches, "COMMON_WINDOW", 40)
+    monkeypatch.setattr(matches, "RECOUNT_CAP", 30)
+    locs = make_locs(tmp_path)
+    conn = indexed(locs, [filler(150, "deploy cache server"), filler(150, "deploy cache server")])
+    decision = matches.find_matches(conn, "deploy the cache server", [SLUG])
+    assert decision.hits == [] and decision.skipped and decision.skipped.startswith("every term")
