@@ -89,25 +89,34 @@ class Entry:
     turn_key: str
 
 
+def frontmatter(*, file_iso: str, ts: str, title: str, tags: list[str], cwd: str, session_id: str,
+                harness: str, turn_key: str, source: str) -> list[str]:
+    """An entry's frontmatter lines (SPEC §3), in the contract's order; no `harness` line when it is ""."""
+    return [
+        "---",
+        f"id: {file_iso}",
+        f"ts: {yaml_quote(ts)}",
+        f"title: {yaml_quote(title)}",
+        "tags:" + ("" if tags else " []"),
+        *[f"  - {t}" for t in tags],
+        f"cwd: {yaml_quote(cwd)}",
+        f"session_id: {yaml_quote(session_id)}",
+        *([f"harness: {harness}"] if harness else []),
+        f"turn_key: {yaml_quote(turn_key)}",
+        f"source: {source}",
+        "---",
+    ]
+
+
 def render(turn: Turn) -> Entry:
     ts = clock.iso(turn.ended)
     file_iso = clock.file_safe(ts)
     prompt = redact(turn.prompt.strip())
     title = make_title(redact(turn.title) if turn.title else prompt)
-    tag_list = tags(turn)
     head = [
-        "---",
-        f"id: {file_iso}",
-        f"ts: {yaml_quote(ts)}",
-        f"title: {yaml_quote(title)}",
-        "tags:" + ("" if tag_list else " []"),
-        *[f"  - {_tag(t)}" for t in tag_list],
-        f"cwd: {yaml_quote(turn.cwd)}",
-        f"session_id: {yaml_quote(turn.session_id)}",
-        f"harness: {turn.harness}",
-        f"turn_key: {yaml_quote(turn.key)}",
-        f"source: autobank:{turn.harness}",
-        "---",
+        *frontmatter(file_iso=file_iso, ts=ts, title=title, tags=[_tag(t) for t in tags(turn)], cwd=turn.cwd,
+                     session_id=turn.session_id, harness=turn.harness, turn_key=turn.key,
+                     source=f"autobank:{turn.harness}"),
         "",
         "## Prompt",
         "",

@@ -349,18 +349,9 @@ def memory_bank(args: dict, session: Session) -> str:
         ts = clock.iso(now)
         file_iso = clock.file_safe(ts)
         head = [
-            "---",
-            f"id: {file_iso}",
-            f"ts: {bank.yaml_quote(ts)}",
-            f"title: {bank.yaml_quote(title)}",
-            "tags:" + ("" if tags else " []"),
-            *[f"  - {t}" for t in tags],
-            f"cwd: {bank.yaml_quote(session.cwd)}",
-            f"session_id: {bank.yaml_quote(session.session_id)}",
-            *([f"harness: {session.harness}"] if session.harness else []),
-            f"turn_key: {bank.yaml_quote(turn_key)}",
-            f"source: {session.source}",
-            "---",
+            *bank.frontmatter(file_iso=file_iso, ts=ts, title=title, tags=tags, cwd=session.cwd,
+                              session_id=session.session_id, harness=session.harness, turn_key=turn_key,
+                              source=session.source),
             "",
             "## Prompt",
             "",
