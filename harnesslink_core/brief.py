@@ -204,7 +204,7 @@ def _newest_from_files(locs: Locations, bank: str, slug: str) -> tuple[list[_New
 
 def _harness_memory(locs: Locations, cwd: str, harness: str) -> list[Section]:
     sections = []
-    codex_mem = os.path.join(_home_of(locs, "CODEX_HOME", ".codex"), "memories")
+    codex_mem = os.path.join(locs.env_folder("CODEX_HOME", os.path.join(locs.home_path, ".codex")), "memories")
     raw = os.path.join(codex_mem, "raw_memories.md")
     # Codex injects its memory_summary.md by itself, never these two files.
     text = _read(raw).strip()
@@ -218,7 +218,7 @@ def _harness_memory(locs: Locations, cwd: str, harness: str) -> list[Section]:
                 Section("Newest Codex rollout summary", neutralise(cut(text, MEMORY_FILE_CHARS)), summary)
             )
     if harness != "claude-code":  # Claude Code loads its own MEMORY.md
-        claude_home = _home_of(locs, "CLAUDE_CONFIG_DIR", ".claude")
+        claude_home = locs.env_folder("CLAUDE_CONFIG_DIR", os.path.join(locs.home_path, ".claude"))
         encoded = "".join(c if c.isascii() and c.isalnum() else "-" for c in os.path.abspath(cwd))
         memory = os.path.join(claude_home, "projects", encoded, "memory", "MEMORY.md")
         text = _read(memory).strip()
@@ -226,16 +226,6 @@ def _harness_memory(locs: Locations, cwd: str, harness: str) -> list[Section]:
             sections.append(Section("Claude Code project memory (MEMORY.md)",
                                     neutralise(cut(text, MEMORY_FILE_CHARS)), memory))
     return sections
-
-
-def _home_of(locs: Locations, variable: str, default: str) -> str:
-    """A harness's home folder, as `Locations.env_path` finds it, without pathlib."""
-    value = locs.env.get(variable)
-    if not value:
-        return os.path.join(locs.home_path, default)
-    if value == "~" or value.startswith("~/"):
-        return os.path.join(locs.home_path, value[2:])
-    return value
 
 
 def _newest_file(folder: str) -> str | None:

@@ -205,10 +205,8 @@ def prompt_context(ctx: Context) -> str:
     text = render(decision.hits, decision.terms, ctx.locs.memories_path)
     if text and not ctx.opts.dry_run and ctx.session:
         ids = decision.given()
-        if given.ready():  # a quick write: after the answer (creating the ledger is not: now)
-            after_answer(ctx, lambda: given.add(ids), "could not remember injected entries")
-        else:
-            _guarded(ctx, lambda: given.add(ids), "could not remember injected entries")()
+        # a quick write waits for the answer to be out; creating the ledger first is not quick: now
+        after_answer(ctx, lambda: given.add(ids), "could not remember injected entries", now=not given.ready())
     if not _PROCESS:  # a hook process leaves it to its end (see process_main)
         given.close()
     return text
@@ -325,23 +323,19 @@ def _injected(ctx: Context, given) -> set[str]:
         return set()
 
 
-def after_answer(ctx: Context, work, failure: str) -> None:
+def after_answer(ctx: Context, work, failure: str, *, now: bool = False) -> None:
     """Bookkeeping the answer does not depend on: done once the answer is out when the hook is a
-    process of its own (see `process_main`), at once otherwise. Failures are logged."""
-    if _PROCESS:
-        _AFTER_ANSWER.append(_guarded(ctx, work, failure))
-    else:
-        _guarded(ctx, work, failure)()
-
-
-def _guarded(ctx: Context, work, failure: str):
+    process of its own (see `process_main`), at once otherwise (or when `now`). Failures are logged."""
     def guarded() -> None:
         try:
             work()
         except Exception as exc:  # noqa: BLE001
             ctx.log_error(failure, exc)
 
-    return guarded
+    if _PROCESS and not now:
+        _AFTER_ANSWER.append(guarded)
+    else:
+        guarded()
 
 
 # --- entry point ----------------------------------------------------------------

@@ -83,14 +83,18 @@ class Locations:
     def pass_lock(self):
         return self.agent_dir / "autobank.lock"
 
-    def env_path(self, name: str, default):
-        """An override from the environment (with ~ expanded against our HOME), or the default."""
+    def env_folder(self, name: str, default: str) -> str:
+        """An override from the environment (with ~ expanded against our HOME), or the default: a string."""
         value = self.env.get(name)
         if not value:
             return default
         if value == "~" or value.startswith("~/"):
-            return self.home / value[2:]
-        return _path(value)
+            return os.path.join(self.home_path, value[2:]) if value[2:] else self.home_path
+        return value
+
+    def env_path(self, name: str, default):
+        """`env_folder` as a Path (the default as it is given)."""
+        return _path(self.env_folder(name, "")) if self.env.get(name) else default
 
 
 def _path(text: str):
