@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from . import clis
 from .harnesses import DRIVERS, Sandbox
+from .marks import E2E
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(not clis.npm_available(), reason="npm is not installed, so the harness CLIs cannot be"),
-]
+pytestmark = E2E
 
 
 @pytest.mark.parametrize("harness", sorted(DRIVERS))

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from . import clis
 from .harnesses import Sandbox
 from .install_flow import prove_install
+from .marks import SLOW_E2E
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.slow,
-    pytest.mark.skipif(not clis.npm_available(), reason="npm is not installed, so the harness CLIs cannot be"),
-]
+pytestmark = SLOW_E2E
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "pi", "omp"])

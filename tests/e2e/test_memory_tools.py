@@ -13,18 +13,12 @@ import json
 import secrets
 from pathlib import Path
 
-import pytest
-
-from . import clis
 from .fake_model import tool_result_of
 from .harnesses import Sandbox
 from .install_flow import Flow, assert_restored
+from .marks import SLOW_E2E
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.slow,
-    pytest.mark.skipif(not clis.npm_available(), reason="npm is not installed, so the harness CLIs cannot be"),
-]
+pytestmark = SLOW_E2E
 
 RELAY = ["claude-code", "codex", "pi", "omp", "claude-code"]
 

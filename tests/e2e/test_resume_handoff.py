@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,12 +19,9 @@ import pytest
 from . import clis
 from .harnesses import DRIVERS, ClaudeCode, Driver, Run, Sandbox, _run
 from .install_flow import Flow
+from .marks import SLOW_E2E
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.slow,
-    pytest.mark.skipif(not clis.npm_available(), reason="npm is not installed, so the harness CLIs cannot be"),
-]
+pytestmark = SLOW_E2E
 
 PLAN = {"explanation": "Fix the quasar parser, then document it", "plan": [
     {"step": "Fix the quasar tokenizer", "status": "completed"},

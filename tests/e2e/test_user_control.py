@@ -9,15 +9,11 @@ import subprocess
 
 import pytest
 
-from . import clis
 from .harnesses import Sandbox
 from .install_flow import Flow, _log
+from .marks import SLOW_E2E
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.slow,
-    pytest.mark.skipif(not clis.npm_available(), reason="npm is not installed, so the harness CLIs cannot be"),
-]
+pytestmark = SLOW_E2E
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "pi", "omp"])
