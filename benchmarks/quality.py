@@ -1,4 +1,5 @@
-"""Retrieval quality on three labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json).
+"""Retrieval quality on four labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json,
+queries_blind.json).
 
 The quality corpus is a corpus.py history over the eight example projects (all four
 harnesses) into which every target turn of queries.json is planted, in a session of
@@ -20,13 +21,21 @@ show whether a change generalises: report both, tune on neither.
 
 queries_unseen.json brings its own targets (new topics), planted together with the
 first set's in a second corpus built the same way (same background, same seed), so the
-first two sets' corpus and scores stay as they were. It is the set nobody tunes on:
-written without looking at how the matcher ranks. Its `duplicates` are groups of
-targets that are the same work banked twice; any copy answers a query on the group,
-and a ranking that puts two copies of one group in the three slots is counted.
+first two sets' corpus and scores stay as they were. It was written without looking at
+how the matcher ranks, but its scores and misses were seen during issue 10, so it is now a
+development set like the first two. Its `duplicates` are groups of targets that are the
+same work banked twice; any copy answers a query on the group, and a ranking that puts two
+copies of one group in the three slots is counted.
+
+queries_blind.json is the fourth set, written blind by someone who never saw how the matcher
+ranks, which words it relates or any report, and not read by whoever tunes it. It brings its own
+targets (new topics, duplicates, never-done queries, some asked from a project that does not hold
+the work) and is planted with the first and third sets' targets as distractors in a third corpus
+(`DIR-blind`). Do not tune on it and do not read its misses; score it once, at the end:
+`python -m benchmarks.quality --set blind`.
 
     python -m benchmarks.quality [--home DIR] [--set NAME ...] [--misses]
-        # only this part; DIR (and DIR-unseen for the third set) are kept and reused (index rebuilt)
+        # only this part; DIR (DIR-unseen, DIR-blind for the third and fourth sets) are kept and reused (index rebuilt)
 """
 
 from __future__ import annotations
@@ -49,9 +58,11 @@ from harnesslink_core.scope import scope_for
 QUERIES = Path(__file__).with_name("queries.json")
 HELDOUT = Path(__file__).with_name("queries_heldout.json")
 UNSEEN = Path(__file__).with_name("queries_unseen.json")
+BLIND = Path(__file__).with_name("queries_blind.json")
 QUERY_SETS = (QUERIES, HELDOUT)
 # Each corpus: the folder suffix of its HOME, the files whose targets are planted in it, the sets asked of it.
-CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,)))
+CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,)),
+           ("-blind", (QUERIES, UNSEEN, BLIND), (BLIND,)))
 ALL_SETS = tuple(s for _, _, sets in CORPORA for s in sets)
 CUTOFF = 3
 
@@ -251,7 +262,8 @@ def corpus_at(home: Path, planted: tuple[Path, ...] = (QUERIES,)) -> dict:
 
 
 def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS) -> dict:
-    """Scores of the chosen sets, each over its corpus: `home` for the first two, `home`-unseen for the third."""
+    """Scores of the chosen sets, each over its corpus: `home` for the first two, `home`-unseen for the third,
+    `home`-blind for the fourth."""
     merged: dict = {"sets": {}, "corpora": {}}
     for suffix, planted, asked in CORPORA:
         chosen = tuple(s for s in asked if s in sets)
@@ -273,9 +285,10 @@ def main() -> int:
 
     names = {path.stem.removeprefix("queries_"): path for path in ALL_SETS}
     parser = argparse.ArgumentParser(description="retrieval quality only")
-    parser.add_argument("--home", type=Path, help="corpus folder to build or reuse (kept); the third set's: DIR-unseen")
+    parser.add_argument("--home", type=Path,
+                        help="corpus folder to build or reuse (kept); the third and fourth sets': DIR-unseen, DIR-blind")
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(names),
-                        help="a set to score (repeatable; default: all three)")
+                        help="a set to score (repeatable; default: all four; blind only at the very end)")
     parser.add_argument("--misses", action="store_true", help="list the misses too")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="hl-quality-")) / "home"

@@ -49,11 +49,38 @@ def test_unseen_set_is_new_and_large_enough():
     assert all(t["id"] in asked or any(t["id"] in g for g in unseen["duplicates"]) for t in unseen["targets"])
 
 
+def test_blind_set_is_new_and_large_enough():
+    """The fourth set: its own targets and words, not shared with any earlier set (its contents are not asserted)."""
+    blind = json.loads(quality.BLIND.read_text())
+    earlier = quality.load_targets((quality.QUERIES, quality.UNSEEN))["targets"]
+    assert {t["id"] for t in blind["targets"]}.isdisjoint(t["id"] for t in earlier)
+    assert {t["prompt"] for t in blind["targets"]}.isdisjoint(t["prompt"] for t in earlier)
+    others = [json.loads(path.read_text()) for path in quality.ALL_SETS if path != quality.BLIND]
+    asked_before = {q["query"] for o in others for q in o["queries"] + o["never_done"]}
+    assert {q["query"] for q in blind["queries"] + blind["never_done"]}.isdisjoint(asked_before)
+    assert len(blind["queries"]) >= 70 and len(blind["never_done"]) >= 24
+    assert len(blind["duplicates"]) >= 4
+    assert {t["harness"] for t in blind["targets"]} == HARNESSES
+    assert {t["project"] for t in blind["targets"]} == set(corpus.DOMAINS)
+    assert {q["project"] for q in blind["never_done"]} == set(corpus.DOMAINS)
+    asked = {q["target"] for q in blind["queries"]}
+    assert all(t["id"] in asked or any(t["id"] in g for g in blind["duplicates"]) for t in blind["targets"])
+
+
+def test_blind_set_is_chosen_by_name_and_by_default():
+    assert quality.BLIND in quality.ALL_SETS  # `--set blind`, and the default of all sets
+    assert "blind" in {path.stem.removeprefix("queries_") for path in quality.ALL_SETS}
+    assert any(quality.BLIND in asked and quality.BLIND in planted and quality.UNSEEN in planted
+               for _, planted, asked in quality.CORPORA)
+
+
 @pytest.mark.slow
-def test_unseen_targets_are_banked_once_each_in_their_project_and_harness(tmp_path):
+@pytest.mark.parametrize("planted", [planted for suffix, planted, _ in quality.CORPORA if suffix],
+                         ids=[suffix.lstrip("-") for suffix, _, _ in quality.CORPORA if suffix])
+def test_planted_targets_are_banked_once_each_in_their_project_and_harness(tmp_path, planted):
     home = tmp_path / "quality-home"
     home.mkdir()
-    data = quality.build(home, targets=(quality.QUERIES, quality.UNSEEN), background_turns=40)
+    data = quality.build(home, targets=planted, background_turns=40)
     assert data["corpus"]["errors"] == 0
     locs = locations(quality.env_for(home))
     conn = index.connect(locs, create=False)
