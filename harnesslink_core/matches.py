@@ -2,7 +2,7 @@
 
 Rules, in the order they apply:
 - prompts starting with `/` (a command) or `!` (a shell escape) get nothing;
-- fewer than two meaningful terms get nothing;
+- fewer than two meaningful words get nothing (an identifier or a release, `2.3.1`, counts two);
 - only this project and its linked projects; nothing from the current session;
   nothing already given earlier in this session, nor a copy of it (`fingerprint`);
 - a relevance floor: an entry must contain at least two of the prompt's terms
@@ -31,8 +31,8 @@ Candidates are ranked by the idf of their matched terms, bm25 breaking ties.
 
 A clear winner passes the floor anyway: the candidate that stands `CLEAR_WINNER`
 times above every other answer matching more than one term (by bm25, its copies
-aside) and contains `CLEAR_WINNER_OWN_WORDS` of the prompt's own words (related
-words are not enough: "websocket live chat widget" reaches a Tailwind entry by
+aside) and contains `CLEAR_WINNER_OWN_WORDS` of the prompt's own words (an identifier
+such as `CAPTURE_RETRY_MAX` stands for two; related words are not enough: "websocket live chat widget" reaches a Tailwind entry by
 production/component, and "apple watch companion app" an iOS build by "app").
 
 Tried and left out: letting one rare word in the title suffice. On the labelled
@@ -229,14 +229,14 @@ def _accept_clear_winner(conn, weighed: "_Weighed", families: list[list[Hit]], j
     ones). A prompt about work never done has no such candidate: what it shares with the bank is
     one word here and there, or a related word that is everywhere."""
     tops = sorted((max(f, key=lambda h: h.score) for f in families), key=lambda h: -h.score)
-    if not tops or tops[0].doc_id not in weighed.short_of_evidence or len(tops[0].matched) < 2:
+    if not tops or tops[0].doc_id not in weighed.short_of_evidence or weighed.word_count(tops[0].matched) < 2:
         return
     top = tops[0]
-    runner_up = next((h.score for h in tops[1:] if len(h.matched) > 1), 0.0)
+    runner_up = next((h.score for h in tops[1:] if weighed.word_count(h.matched) > 1), 0.0)
     if top.score < CLEAR_WINNER * runner_up:
         return
     literal = [label for label, rows in zip(top.matched, matching_rows(conn, top.matched, [top.doc_id])) if rows]
-    if len(literal) < CLEAR_WINNER_OWN_WORDS:
+    if weighed.word_count(literal) < CLEAR_WINNER_OWN_WORDS:
         return
     judged[top.doc_id] = None
     ratio = f"{top.score / runner_up:.1f}× the next" if runner_up else "no other match"
@@ -324,6 +324,10 @@ class _Weighed:
         for hit in hits:
             hit.matched = [label for label in labels if hit.doc_id in self.rows[label]]
             hit.prompt, hit.result = texts.get(hit.doc_id, ("", ""))
+
+    def word_count(self, labels: list[str]) -> int:
+        """How many of the prompt's words these terms stand for (an identifier: two)."""
+        return sum(self.words[label] for label in labels)
 
     def is_common(self, label: str) -> bool:
         return self.counts.get(label, 0) >= self.cap

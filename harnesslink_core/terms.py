@@ -69,6 +69,17 @@ def meaningful_terms(prompt: str) -> list[str]:
     return terms
 
 
+def meaningful_words(prompt: str) -> int:
+    """How many meaningful words the prompt's terms stand for: an identifier or a release
+    (`enableGitInfo`, `2.3.1`) says as much as two words."""
+    words = {}
+    for token in _tokens(prompt):
+        term = _meaningful(token)
+        if term:
+            words[term] = token.words if isinstance(token, Compound) else 1
+    return sum(words.values())
+
+
 def is_filler(word: str) -> bool:
     """A stop word, also when inflected: `showing`, `needed`, `adding`."""
     return any(form in STOPWORDS for form in bare_forms(word))
@@ -83,6 +94,6 @@ def skip_reason(prompt: str) -> str | None:
         return "a /command"
     if text.startswith("!"):
         return "a !shell command"
-    if len(meaningful_terms(text)) < 2:
+    if meaningful_words(text) < 2:
         return "fewer than two meaningful terms"
     return None

@@ -165,8 +165,9 @@ def classify(raw: str) -> list["str | Compound"]:
             return [stem]
         if ext in FILE_EXTENSIONS and stem and not stem.replace(".", "").isdigit():
             return [Compound(lower, [])]
-        if _is_version(lower):
-            return [Compound(lower, [lower[1:] if lower.startswith("v") else "v" + lower])]
+        if _is_version(lower):  # `2.3.1` names one release: as telling as two words
+            return [Compound(lower, [lower[1:] if lower.startswith("v") else "v" + lower],
+                             words=2 if lower.count(".") > 1 else 1)]
         unit = _number_unit(lower)
         if unit:
             return [Compound(lower, [" ".join(unit)])]
@@ -208,15 +209,19 @@ def prompt_tokens(text: str, is_word=str.isalpha) -> list["str | Compound"]:
                 and (isinstance(token, str) or _is_version(number))):
             bare = number.lstrip("v")
             token = Compound(f"{prev} {number}", [f"{prev} {bare}", f"{prev}{bare}", f"{prev} v{bare}",
-                                                  f"{prev} js {bare}"])
+                                                  f"{prev} js {bare}"], words=2)
         out.append(token)
     return out
 
 
 def derived_keys(text: str) -> str:
     """What the index adds for `text`: each identifier's other spelling (`apply discount` for
-    `applyDiscount`, `applydiscount` for `apply_discount`), once each."""
+    `applyDiscount`, `applydiscount` for `apply_discount`), and each version joined to the
+    words just before it (`airflow2.10` for "Airflow from 2.7 to 2.10", `expo52` for "Expo SDK
+    51 to SDK 52"): what the prompt's "Airflow 2.10" also looks for (`prompt_tokens`), once each."""
     import re  # index time only
+
+    from .terms import is_filler
 
     keys: dict[str, None] = {}
     for match in re.finditer(_IDENTIFIER, text):
@@ -224,7 +229,20 @@ def derived_keys(text: str) -> str:
         parts = identifier_parts(word)
         if parts:
             keys["".join(parts) if "_" in word else " ".join(parts)] = None
+    versions = 0
+    for match in re.finditer(_SHORT_VERSION, text):
+        number = match.group(0).lower().lstrip("v")
+        before = re.findall(r"[^\W_]+", text[max(0, match.start() - 80):match.start()])[-VERSION_REACH:]
+        for word in (w.lower() for w in before):
+            if word.isalpha() and len(word) > 1 and not is_filler(word):
+                keys[f"{word}{number}"] = None
+        versions += 1
+        if versions == MAX_VERSION_KEYS:
+            break
     return " ".join(keys)
 
 
+VERSION_REACH = 5  # words before a version that it may belong to
+MAX_VERSION_KEYS = 24  # versions joined per text: a log full of numbers adds no more
 _IDENTIFIER = r"\b[A-Za-z]\w*?(?:_|[a-z0-9][A-Z]|[A-Z]{2}[a-z])\w*"  # index time only
+_SHORT_VERSION = r"(?<![\w.$-])[vV]?\d{1,2}(?:\.\d+){0,2}\b(?!\.\d)"  # `22`, `v18`, `2.10`, `3.4.0`; index time only

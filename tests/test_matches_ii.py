@@ -91,6 +91,36 @@ def test_a_file_name_is_one_term(tmp_path):
     assert titles(decision)[:1] == ["Invoice job reads the wrong currency setting"]
 
 
+def test_a_name_and_its_version_meet_a_few_words_apart(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        {"title": "Upgrade Airflow from 2.7 to 2.10 and fix the deprecation warnings",
+         "result": "Replaced SubDagOperator with task groups."},
+        {"title": "Airflow pool for the vendor feeds", "result": "A pool of four slots."},
+    ])
+    decision = find_matches(conn, "moving to airflow 2.10, what had to change", scope_for(locs, SHOP))
+    assert titles(decision)[:1] == ["Upgrade Airflow from 2.7 to 2.10 and fix the deprecation warnings"]
+    assert "airflow 2.10" in decision.hits[0].matched
+    assert "airflow2.10" in derived_keys("Upgrade Airflow from 2.7 to 2.10").split()
+    assert "expo52" in derived_keys("Expo SDK 51 to SDK 52").split()
+
+
+def test_one_identifier_or_release_is_enough_to_ask_with(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        {"title": "Failed captures fail the whole order", "prompt": "failed payment captures fail the order",
+         "result": "Transient capture errors are retried up to CAPTURE_RETRY_MAX (3) times before the order fails."},
+        {"title": "Cut the v2.3.1 patch release", "result": "Changelog, version bump and tag."},
+        {"title": "Capture the card on shipment", "result": "Authorise at checkout, capture when shipped."},
+    ])
+    scope = scope_for(locs, SHOP)
+    retry = find_matches(conn, "where does CAPTURE_RETRY_MAX come from", scope)
+    assert titles(retry) == ["Failed captures fail the whole order"] and retry.hits[0].why.startswith("clear winner")
+    assert titles(find_matches(conn, "what went into 2.3.1", scope)) == ["Cut the v2.3.1 patch release"]
+    # one plain word is still too little; an identifier nobody wrote finds nothing
+    assert find_matches(conn, "capture?", scope).skipped
+    assert find_matches(conn, "where does CAPTURE_TIMEOUT_MS come from", scope).hits == []
+    assert find_matches(conn, "what went into 2.4.0", scope).hits == []
+
+
 # --- vocabulary as data -----------------------------------------------------------------------------------
 
 
