@@ -18,7 +18,8 @@ the vocabulary knows, "dark mode") together with its related words from the
 vocabulary (`lexicon`, stored in the index: "popup" also finds "modal"); an entry
 containing any of them contains the term. Versions, numbers with units,
 identifiers and file names are terms of their own with their other spellings
-(`tokens`: "Node 22" also finds "node22", `applyDiscount` also "apply discount").
+(`tokens`: "Node 22" also finds "node22" and, through the index's keys, "Node.js version
+22"; `applyDiscount` also "apply discount").
 How often each term occurs in the projects in scope decides how much it says
 (idf): a term in more than `COMMON_SHARE` of the entries is not searched for
 (unless nothing better is left) but still counts when an entry has it.
