@@ -153,6 +153,8 @@ def raw_tokens(text: str) -> list[str]:
 
 def classify(raw: str) -> list["str | Compound"]:
     """One raw prompt token as plain words (lower case) and compounds."""
+    if raw.startswith("#") and raw[1:].isdigit():
+        return [Compound(raw[1:], [])]  # an issue or pull request number, however short: `#87`
     raw = raw.lstrip("#@").replace("’", "'")
     if not raw:
         return []

@@ -50,6 +50,7 @@ def test_versions_numbers_identifiers_and_file_names_stay_whole_in_the_prompt():
     assert prompt_tokens("GitHub macOS")[:2] == ["github", "macos"]
     assert [t for t in prompt_tokens("at 5 s") if isinstance(t, Compound)][0].label == "5s"
     assert meaningful_terms("getting 500s and 429s from checkout") == ["500", "429", "checkout"]
+    assert meaningful_terms("what did #87 do to the checkout") == ["87", "checkout"]
     assert meaningful_terms("after the Node.js 22 upgrade, app.js fails") == [
         "node", "node 22", "upgrade", "app.js", "fails"]
 
