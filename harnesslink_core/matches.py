@@ -33,8 +33,9 @@ Candidates are ranked by the idf of their matched terms, bm25 breaking ties.
 A clear winner passes the floor anyway: the candidate that stands `CLEAR_WINNER`
 times above every other answer matching more than one term (by bm25, its copies
 aside) and contains `CLEAR_WINNER_OWN_WORDS` of the prompt's own words (an identifier
-such as `CAPTURE_RETRY_MAX` stands for two; related words are not enough: "websocket live chat widget" reaches a Tailwind entry by
-production/component, and "apple watch companion app" an iOS build by "app").
+such as `CAPTURE_RETRY_MAX` stands for two; related words are not enough: "websocket
+live chat widget" reaches a Tailwind entry by production/component, and "apple watch
+companion app" an iOS build by "app").
 
 Tried and left out: letting one rare word in the title suffice. On the labelled
 sets (benchmarks/queries*.json) it found no target the related words did not,
