@@ -1,5 +1,5 @@
-"""Retrieval quality on four labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json,
-queries_blind.json).
+"""Retrieval quality on five labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json,
+queries_blind.json, queries_final.json).
 
 The quality corpus is a corpus.py history over the eight example projects (all four
 harnesses) into which every target turn of queries.json is planted, in a session of
@@ -28,14 +28,19 @@ same work banked twice; any copy answers a query on the group, and a ranking tha
 copies of one group in the three slots is counted.
 
 queries_blind.json is the fourth set, written blind by someone who never saw how the matcher
-ranks, which words it relates or any report, and not read by whoever tunes it. It brings its own
-targets (new topics, duplicates, never-done queries, some asked from a project that does not hold
-the work) and is planted with the first and third sets' targets as distractors in a third corpus
-(`DIR-blind`). Do not tune on it and do not read its misses; score it once, at the end:
-`python -m benchmarks.quality --set blind`.
+ranks, which words it relates or any report. It brings its own targets (new topics, duplicates,
+never-done queries, some asked from a project that does not hold the work) and is planted with the
+first and third sets' targets as distractors in a third corpus (`DIR-blind`). It was scored once, at
+the end of a tuning round, and is now a development set like the first three.
+
+queries_final.json is the fifth set, written blind the same way and not read by whoever tunes the
+matcher; it replaces the fourth as the judge. Its own targets are planted with those of the first,
+third and fourth sets as distractors in a fourth corpus (`DIR-final`). Do not tune on it and do not
+read its misses; score it once, at the very end: `python -m benchmarks.quality --set final`.
 
     python -m benchmarks.quality [--home DIR] [--set NAME ...] [--misses]
-        # only this part; DIR (DIR-unseen, DIR-blind for the third and fourth sets) are kept and reused (index rebuilt)
+        # only this part; DIR (DIR-unseen, DIR-blind, DIR-final for the third to fifth sets) are kept and reused
+        # (index rebuilt)
 """
 
 from __future__ import annotations
@@ -59,10 +64,12 @@ QUERIES = Path(__file__).with_name("queries.json")
 HELDOUT = Path(__file__).with_name("queries_heldout.json")
 UNSEEN = Path(__file__).with_name("queries_unseen.json")
 BLIND = Path(__file__).with_name("queries_blind.json")
+FINAL = Path(__file__).with_name("queries_final.json")
 QUERY_SETS = (QUERIES, HELDOUT)
 # Each corpus: the folder suffix of its HOME, the files whose targets are planted in it, the sets asked of it.
 CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,)),
-           ("-blind", (QUERIES, UNSEEN, BLIND), (BLIND,)))
+           ("-blind", (QUERIES, UNSEEN, BLIND), (BLIND,)),
+           ("-final", (QUERIES, UNSEEN, BLIND, FINAL), (FINAL,)))
 ALL_SETS = tuple(s for _, _, sets in CORPORA for s in sets)
 CUTOFF = 3
 
@@ -263,7 +270,7 @@ def corpus_at(home: Path, planted: tuple[Path, ...] = (QUERIES,)) -> dict:
 
 def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS) -> dict:
     """Scores of the chosen sets, each over its corpus: `home` for the first two, `home`-unseen for the third,
-    `home`-blind for the fourth."""
+    `home`-blind for the fourth, `home`-final for the fifth."""
     merged: dict = {"sets": {}, "corpora": {}}
     for suffix, planted, asked in CORPORA:
         chosen = tuple(s for s in asked if s in sets)
@@ -286,9 +293,10 @@ def main() -> int:
     names = {path.stem.removeprefix("queries_"): path for path in ALL_SETS}
     parser = argparse.ArgumentParser(description="retrieval quality only")
     parser.add_argument("--home", type=Path,
-                        help="corpus folder to build or reuse (kept); the third and fourth sets': DIR-unseen, DIR-blind")
+                        help="corpus folder to build or reuse (kept); the third, fourth and fifth sets': "
+                             "DIR-unseen, DIR-blind, DIR-final")
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(names),
-                        help="a set to score (repeatable; default: all four; blind only at the very end)")
+                        help="a set to score (repeatable; default: all five; final only at the very end)")
     parser.add_argument("--misses", action="store_true", help="list the misses too")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="hl-quality-")) / "home"

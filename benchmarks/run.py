@@ -3,7 +3,7 @@
     python benchmarks/run.py            # 1k and 10k turns (+ 100k entries for search/hooks), a few minutes
     python benchmarks/run.py --quick    # 1k turns, fewer runs: a few minutes
     python benchmarks/run.py --huge     # also bank a 100k-turn transcript corpus (long on 2 cores)
-    python benchmarks/run.py --blind    # also score the blind fourth quality set (only at the very end)
+    python benchmarks/run.py --final    # also score the blind fifth quality set (only at the very end)
 
 Everything runs with HOME and HARNESSLINK_HOME in temporary folders. Prints the
 figures and writes the same as Markdown to benchmarks/reports/<date>-<host>[-quick].md.
@@ -286,8 +286,8 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folders")
     parser.add_argument("--no-report", action="store_true", help="print only, write no report file")
     parser.add_argument("--venv", type=Path, help="where to build the private venv (kept and reused across runs)")
-    parser.add_argument("--blind", action="store_true",
-                        help="also score the fourth, blind set (benchmarks/queries_blind.json): only at the very end")
+    parser.add_argument("--final", action="store_true",
+                        help="also score the fifth, blind set (benchmarks/queries_final.json): only at the very end")
     args = parser.parse_args()
 
     sizes = [1000] if args.quick else [1000, 10_000] + ([100_000] if args.huge else [])
@@ -350,7 +350,7 @@ def main() -> int:
             run_child_rss("backfill", home)
             results["noop"][f"{files:,} files"] = noop_pass(home, runs=5)
             print(f"[no-op pass, {files:,} files] {results['noop'][f'{files:,} files']}", flush=True)
-        sets = quality.ALL_SETS if args.blind else tuple(s for s in quality.ALL_SETS if s != quality.BLIND)
+        sets = quality.ALL_SETS if args.final else tuple(s for s in quality.ALL_SETS if s != quality.FINAL)
         results["quality"] = quality.measure(root / "quality" / "home", sets)
         results["mcp_startup"] = mcp_startup.report_line(10 if args.quick else 30, venv.folder)
         for name, qs in results["quality"]["sets"].items():
@@ -445,8 +445,11 @@ def report(r: dict) -> str:
                   "benchmarks/queries_heldout.json (written before the ranking was tuned, to check that changes "
                   "generalise). A third, benchmarks/queries_unseen.json, plants its own targets (with duplicate "
                   "copies) in a second corpus built the same way; it was seen while tuning (issue 10). "
-                  + ("The fourth, benchmarks/queries_blind.json, written blind and never tuned on, plants its own "
-                     "targets in a third corpus. " if "queries_blind.json" in q["sets"] else "")
+                  + ("The fourth, benchmarks/queries_blind.json, written blind, plants its own targets in a third "
+                     "corpus; it was scored once at the end of a tuning round and is now a development set. "
+                     if "queries_blind.json" in q["sets"] else "")
+                  + ("The fifth, benchmarks/queries_final.json, written blind and never tuned on, plants its own "
+                     "targets in a fourth corpus. " if "queries_final.json" in q["sets"] else "")
                   + "Cutoff 3 (MRR@3).", ""]
         for name, s in q["sets"].items():
             lines += [f"### {name}: {s['queries']} labelled, {s['never_done']} never-done", "",

@@ -7,6 +7,7 @@ Nothing here ranks: the sets judge the matcher, so a test must not look at how i
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -72,6 +73,38 @@ def test_blind_set_is_chosen_by_name_and_by_default():
     assert "blind" in {path.stem.removeprefix("queries_") for path in quality.ALL_SETS}
     assert any(quality.BLIND in asked and quality.BLIND in planted and quality.UNSEEN in planted
                for _, planted, asked in quality.CORPORA)
+
+
+def test_final_set_is_new_and_large_enough():
+    """The fifth set: its own targets and words, not shared with any earlier set (its contents are not asserted)."""
+    final = json.loads(quality.FINAL.read_text())
+    earlier = quality.load_targets((quality.QUERIES, quality.UNSEEN, quality.BLIND))["targets"]
+    assert {t["id"] for t in final["targets"]}.isdisjoint(t["id"] for t in earlier)
+    assert {t["prompt"] for t in final["targets"]}.isdisjoint(t["prompt"] for t in earlier)
+    others = [json.loads(path.read_text()) for path in quality.ALL_SETS if path != quality.FINAL]
+    asked_before = {q["query"] for o in others for q in o["queries"] + o["never_done"]}
+    assert {q["query"] for q in final["queries"] + final["never_done"]}.isdisjoint(asked_before)
+    assert len(final["queries"]) >= 80 and len(final["never_done"]) >= 28
+    assert len(final["duplicates"]) >= 4
+    assert {t["harness"] for t in final["targets"]} == HARNESSES
+    assert {t["project"] for t in final["targets"]} == set(corpus.DOMAINS)
+    assert {q["project"] for q in final["never_done"]} == set(corpus.DOMAINS)
+    asked = {q["target"] for q in final["queries"]}
+    assert all(t["id"] in asked or any(t["id"] in g for g in final["duplicates"]) for t in final["targets"])
+
+
+def test_final_set_is_chosen_by_name_and_by_default_and_planted_with_every_earlier_target():
+    assert quality.FINAL in quality.ALL_SETS  # `--set final`, and the default of all sets
+    assert "final" in {path.stem.removeprefix("queries_") for path in quality.ALL_SETS}
+    corpora = [(suffix, planted) for suffix, planted, asked in quality.CORPORA if quality.FINAL in asked]
+    assert corpora == [("-final", (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL))]
+    assert len({suffix for suffix, _, _ in quality.CORPORA}) == len(quality.CORPORA)
+
+
+def test_run_py_leaves_the_final_set_out_unless_asked():
+    source = (Path(quality.__file__).with_name("run.py")).read_text()
+    assert '"--final"' in source
+    assert "s != quality.FINAL" in source and "quality.BLIND" not in source  # the fourth set is routine now
 
 
 @pytest.mark.slow
