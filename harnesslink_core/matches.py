@@ -37,9 +37,16 @@ such as `CAPTURE_RETRY_MAX` stands for two; related words are not enough: "webso
 live chat widget" reaches a Tailwind entry by production/component, and "apple watch
 companion app" an iOS build by "app").
 
-Tried and left out: letting one rare word in the title suffice. On the labelled
-sets (benchmarks/queries*.json) it found no target the related words did not,
-and it injected for never-done prompts ("... the app", "... endpoint").
+A rare word passes it too: the best candidate by bm25 whose title or prompt holds a
+word of the prompt's own that at most `RARE_ENTRIES` entries in scope contain ("what did
+we conclude about dramatiq"), when its matches carry half of what the prompt says.
+
+Tried and left out (benchmarks/queries*.json): one rare word for any candidate, or
+one anywhere in the entry (never-done prompts got entries through "installer", "set",
+"data": words a small bank happens to use once); a vocabulary phrase the bank lacks
+giving way to its words ("rate limiting" found shipping rates); counting prompt words
+the bank never uses against the coverage (paraphrases use such words as often as
+never-done prompts do).
 """
 
 from __future__ import annotations
@@ -70,17 +77,20 @@ MIN_COVERAGE = 0.5  # share of what the prompt's terms say (by rarity) the entry
 SELECTIVE_SCOPE = 4  # the scope token filters the FTS5 query when the scope is under 1/4 of the index
 CLEAR_WINNER = 1.5  # bm25 times the next answer's that lets in a match whose terms are only in the result or steps
 CLEAR_WINNER_OWN_WORDS = 2  # the prompt's own words (not related ones) a clear winner must contain
+RARE_ENTRIES = 2  # a prompt word in this many entries of the scope or fewer names one piece of work
 CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
 COMMON_WINDOW = 5_000  # the newest entries searched when every word searched is in COMMON_CAP entries or more
 
 class Term(list):
     """One prompt term: its label first, then the other words that count as it; `words` is how
-    many of the prompt's words it stands for (a phrase or an identifier: two)."""
+    many of the prompt's words it stands for (a phrase or an identifier: two); `spellings`: the
+    others are the term's own other spellings (a compound's), not related words."""
 
-    def __init__(self, words: int, alternatives: list[str]) -> None:
+    def __init__(self, words: int, alternatives: list[str], *, spellings: bool = False) -> None:
         super().__init__(alternatives)
         self.words = words
+        self.spellings = spellings
 
 
 def prompt_terms(prompt: str, vocab: Vocabulary | None = None) -> list[Term]:
@@ -98,7 +108,7 @@ def prompt_terms(prompt: str, vocab: Vocabulary | None = None) -> list[Term]:
         if pair and vocab.is_phrase(pair):  # one term for both words ("rate limiting" is not about rates)
             term, i = Term(2, [pair, *vocab.related(pair)[:MAX_ALTERNATIVES]]), i + 2
         elif isinstance(token, Compound):
-            term, i = Term(token.words, [token.label, *token.spellings]), i + 1
+            term, i = Term(token.words, [token.label, *token.spellings], spellings=True), i + 1
         else:
             word, i = _meaningful(token), i + 1
             if word is None:
@@ -184,7 +194,9 @@ def find_matches(
     # Rank by what the matched terms say (rarer terms say more), bm25 breaking ties.
     candidates.sort(key=lambda h: (-weighed.weight(h), -h.score))
     families = _families(candidates)
-    _accept_clear_winner(conn, weighed, families, judged)
+    leaders = sorted((max(f, key=lambda h: h.score) for f in families), key=lambda h: -h.score)  # by bm25
+    _accept_clear_winner(conn, weighed, leaders, judged)
+    _accept_rare_word(conn, weighed, leaders, judged)
     given = SketchIndex(sketches(conn, already_injected))  # what this session was given, to recognise its copies
     best = 0.0
     for family in families:
@@ -224,13 +236,13 @@ def _families(ranked: list[Hit]) -> list[list[Hit]]:
     return families
 
 
-def _accept_clear_winner(conn, weighed: "_Weighed", families: list[list[Hit]], judged: dict[int, str | None]) -> None:
+def _accept_clear_winner(conn, weighed: "_Weighed", tops: list[Hit], judged: dict[int, str | None]) -> None:
     """Let in the candidate that the floor rejected only because its terms are in the result or
     steps, when it stands far above every other answer that matches more than one term (by bm25,
     copies of it aside) and contains more than one of the prompt's own words (not only related
     ones). A prompt about work never done has no such candidate: what it shares with the bank is
-    one word here and there, or a related word that is everywhere."""
-    tops = sorted((max(f, key=lambda h: h.score) for f in families), key=lambda h: -h.score)
+    one word here and there, or a related word that is everywhere. `tops`: the best of each
+    family of copies, by bm25."""
     if not tops or tops[0].doc_id not in weighed.short_of_evidence or weighed.word_count(tops[0].matched) < 2:
         return
     top = tops[0]
@@ -243,6 +255,25 @@ def _accept_clear_winner(conn, weighed: "_Weighed", families: list[list[Hit]], j
     judged[top.doc_id] = None
     ratio = f"{top.score / runner_up:.1f}× the next" if runner_up else "no other match"
     top.why = f"clear winner: bm25 {top.score:.1f}, {ratio}; has {', '.join(literal)} in the result or steps"
+
+
+def _accept_rare_word(conn, weighed: "_Weighed", tops: list[Hit], judged: dict[int, str | None]) -> None:
+    """Let in the best candidate by bm25 (`tops`, as for the clear winner) when the floor rejected
+    it only for evidence and its title or prompt holds a word of the prompt's own that at most
+    `RARE_ENTRIES` entries in scope contain: "what did we conclude about dramatiq", "the idna
+    advisory". One such word names the work better than two common ones."""
+    if not tops or judged[tops[0].doc_id] is None or tops[0].doc_id not in weighed.short_of_evidence:
+        return
+    top = tops[0]
+    rare = [t for t in weighed.found if t[0] in top.matched and weighed.counts[t[0]] <= RARE_ENTRIES]
+    if not rare:
+        return
+    own = [list(t) if getattr(t, "spellings", False) else t[:1] for t in rare]
+    words = [t[0] for t, rows in zip(rare, matching_rows(conn, own, [top.doc_id], columns=STRONG_COLUMNS)) if rows]
+    if words:
+        judged[top.doc_id] = None
+        entries = weighed.counts[words[0]]
+        top.why = f"rare word: {', '.join(words)} in {entries} {'entry' if entries == 1 else 'entries'}, first by bm25"
 
 
 class _Weighed:

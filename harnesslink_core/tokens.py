@@ -210,6 +210,8 @@ def prompt_tokens(text: str, is_word=str.isalpha) -> list["str | Compound"]:
         if (isinstance(prev, str) and _is_short_number(number) and prev.isalpha() and is_word(prev)
                 and (isinstance(token, str) or _is_version(number))):
             bare = number.lstrip("v")
+            if "." in number:  # `2.4.0` names a release whatever word comes before it ("publish 2.4.0")
+                out.append(token)
             token = Compound(f"{prev} {number}", [f"{prev} {bare}", f"{prev}{bare}", f"{prev} v{bare}",
                                                   f"{prev} js {bare}"], words=2)
         out.append(token)

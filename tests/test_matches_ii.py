@@ -41,7 +41,10 @@ def test_versions_numbers_identifiers_and_file_names_stay_whole_in_the_prompt():
     assert meaningful_terms("upgrade to v2.3.1 broke port 8080 with a 500") == [
         "upgrade", "v2.3.1", "broke", "port", "8080", "500"]
     assert meaningful_terms("python 3.12 uses 300 MB in invoices/tasks.py") == [
-        "python", "python 3.12", "300mb", "invoices", "tasks.py"]
+        "python", "3.12", "python 3.12", "300mb", "invoices", "tasks.py"]
+    # a release after an ordinary word is still a term of its own; contractions without
+    # their apostrophe and "much" say nothing
+    assert meaningful_terms("couldnt publish 2.4.0, much slower") == ["publish", "2.4.0", "publish 2.4.0", "slower"]
     terms = {t[0]: t for t in prompt_terms("why does applyDiscount ignore stripe_event_id")}
     assert terms["applydiscount"][1:] == ["apply discount"] and terms["applydiscount"].words == 2
     assert terms["stripe_event_id"][1:] == ["stripe event id", "stripeeventid"]
@@ -120,6 +123,24 @@ def test_one_identifier_or_release_is_enough_to_ask_with(tmp_path):
     assert find_matches(conn, "capture?", scope).skipped
     assert find_matches(conn, "where does CAPTURE_TIMEOUT_MS come from", scope).hits == []
     assert find_matches(conn, "what went into 2.4.0", scope).hits == []
+
+
+def test_one_rare_word_of_the_prompt_in_a_title_names_the_work(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        {"title": "Should we replace Celery with Dramatiq for the background jobs?",
+         "result": "No: the retry semantics differ and the migration would take two weeks."},
+        {"title": "Celery workers leak memory", "result": "max_tasks_per_child = 200."},
+        {"title": "Celery beat schedule lives in the database", "result": "django-celery-beat."},
+        {"title": "Cut the 2.4.0 release", "result": "cargo publish failed to verify the package tarball."},
+    ])
+    scope = scope_for(locs, SHOP)
+    decision = find_matches(conn, "what did we conclude about dramatiq", scope)
+    assert titles(decision) == ["Should we replace Celery with Dramatiq for the background jobs?"]
+    assert decision.hits[0].why.startswith("rare word: dramatiq in 1 entry")
+    assert titles(find_matches(conn, "couldnt publish 2.4.0", scope)) == ["Cut the 2.4.0 release"]
+    # a word in three entries is not rare; a rare word only in the result is not enough
+    assert find_matches(conn, "what did we conclude about celery", scope).hits == []
+    assert find_matches(conn, "what did we decide about the tarball", scope).hits == []
 
 
 # --- vocabulary as data -----------------------------------------------------------------------------------
