@@ -13,7 +13,7 @@ from __future__ import annotations
 
 SKETCH_SIZE = 16  # hashes kept per entry (8 hex digits each)
 MIN_RESULT_WORDS = 12  # a shorter result is fingerprinted together with its prompt
-NEAR_DUPLICATE = 0.6  # estimated share of word pairs in common
+NEAR_DUPLICATE = 0.5  # estimated share of word pairs in common
 SKETCH_CHARS = 4000  # of the result: copies agree from the start, and a long tool dump costs no more
 
 _WORDS = r"[^\W_]+"  # compiled on first use: index time
