@@ -50,22 +50,27 @@ def test_unseen_set_is_new_and_large_enough():
     assert all(t["id"] in asked or any(t["id"] in g for g in unseen["duplicates"]) for t in unseen["targets"])
 
 
-def test_blind_set_is_new_and_large_enough():
-    """The fourth set: its own targets and words, not shared with any earlier set (its contents are not asserted)."""
-    blind = json.loads(quality.BLIND.read_text())
-    earlier = quality.load_targets((quality.QUERIES, quality.UNSEEN))["targets"]
-    assert {t["id"] for t in blind["targets"]}.isdisjoint(t["id"] for t in earlier)
-    assert {t["prompt"] for t in blind["targets"]}.isdisjoint(t["prompt"] for t in earlier)
-    others = [json.loads(path.read_text()) for path in quality.ALL_SETS if path != quality.BLIND]
+@pytest.mark.parametrize("labelled, earlier_files, least_queries, least_never_done", [
+    (quality.BLIND, (quality.QUERIES, quality.UNSEEN), 70, 24),
+    (quality.FINAL, (quality.QUERIES, quality.UNSEEN, quality.BLIND), 80, 28),
+])
+def test_a_blind_set_is_new_and_large_enough(labelled, earlier_files, least_queries, least_never_done):
+    """The fourth and fifth sets: their own targets and words, not shared with any earlier set (their
+    contents are not asserted)."""
+    new = json.loads(labelled.read_text())
+    earlier = quality.load_targets(earlier_files)["targets"]
+    assert {t["id"] for t in new["targets"]}.isdisjoint(t["id"] for t in earlier)
+    assert {t["prompt"] for t in new["targets"]}.isdisjoint(t["prompt"] for t in earlier)
+    others = [json.loads(path.read_text()) for path in quality.ALL_SETS if path != labelled]
     asked_before = {q["query"] for o in others for q in o["queries"] + o["never_done"]}
-    assert {q["query"] for q in blind["queries"] + blind["never_done"]}.isdisjoint(asked_before)
-    assert len(blind["queries"]) >= 70 and len(blind["never_done"]) >= 24
-    assert len(blind["duplicates"]) >= 4
-    assert {t["harness"] for t in blind["targets"]} == HARNESSES
-    assert {t["project"] for t in blind["targets"]} == set(corpus.DOMAINS)
-    assert {q["project"] for q in blind["never_done"]} == set(corpus.DOMAINS)
-    asked = {q["target"] for q in blind["queries"]}
-    assert all(t["id"] in asked or any(t["id"] in g for g in blind["duplicates"]) for t in blind["targets"])
+    assert {q["query"] for q in new["queries"] + new["never_done"]}.isdisjoint(asked_before)
+    assert len(new["queries"]) >= least_queries and len(new["never_done"]) >= least_never_done
+    assert len(new["duplicates"]) >= 4
+    assert {t["harness"] for t in new["targets"]} == HARNESSES
+    assert {t["project"] for t in new["targets"]} == set(corpus.DOMAINS)
+    assert {q["project"] for q in new["never_done"]} == set(corpus.DOMAINS)
+    asked = {q["target"] for q in new["queries"]}
+    assert all(t["id"] in asked or any(t["id"] in g for g in new["duplicates"]) for t in new["targets"])
 
 
 def test_blind_set_is_chosen_by_name_and_by_default():
@@ -73,24 +78,6 @@ def test_blind_set_is_chosen_by_name_and_by_default():
     assert "blind" in {path.stem.removeprefix("queries_") for path in quality.ALL_SETS}
     assert any(quality.BLIND in asked and quality.BLIND in planted and quality.UNSEEN in planted
                for _, planted, asked in quality.CORPORA)
-
-
-def test_final_set_is_new_and_large_enough():
-    """The fifth set: its own targets and words, not shared with any earlier set (its contents are not asserted)."""
-    final = json.loads(quality.FINAL.read_text())
-    earlier = quality.load_targets((quality.QUERIES, quality.UNSEEN, quality.BLIND))["targets"]
-    assert {t["id"] for t in final["targets"]}.isdisjoint(t["id"] for t in earlier)
-    assert {t["prompt"] for t in final["targets"]}.isdisjoint(t["prompt"] for t in earlier)
-    others = [json.loads(path.read_text()) for path in quality.ALL_SETS if path != quality.FINAL]
-    asked_before = {q["query"] for o in others for q in o["queries"] + o["never_done"]}
-    assert {q["query"] for q in final["queries"] + final["never_done"]}.isdisjoint(asked_before)
-    assert len(final["queries"]) >= 80 and len(final["never_done"]) >= 28
-    assert len(final["duplicates"]) >= 4
-    assert {t["harness"] for t in final["targets"]} == HARNESSES
-    assert {t["project"] for t in final["targets"]} == set(corpus.DOMAINS)
-    assert {q["project"] for q in final["never_done"]} == set(corpus.DOMAINS)
-    asked = {q["target"] for q in final["queries"]}
-    assert all(t["id"] in asked or any(t["id"] in g for g in final["duplicates"]) for t in final["targets"])
 
 
 def test_final_set_is_chosen_by_name_and_by_default_and_planted_with_every_earlier_target():
