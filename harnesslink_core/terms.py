@@ -32,7 +32,7 @@ now then first next last new old same other another way time way good bad better
 tell show give put keep say said says ask asked
 per via fix fixed fixing issue issues problem problems bug bugs change changes changed update updated
 code file files work works working worked run running ran check checked add added remove
-much many us lot lots ever couldnt wouldnt shouldnt wont arent werent hasnt havent hadnt
+move much many us lot lots ever couldnt wouldnt shouldnt wont arent werent hasnt havent hadnt
 """.split())
 
 _LAST_TOKENS: tuple[str, list] = ("", [])
