@@ -18,21 +18,22 @@ BUSY_MS = 1000
 
 
 class Given:
-    """What one session was given: read before the search, added to after it, one connection for both."""
+    """What one session was given: read before the search, added to after it.
+
+    The read goes through a read-only connection closed at once: the prompt hook forks once its
+    answer is out (`hooks.process_main`), and SQLite must not carry a connection across a fork; the
+    child would share the parent's lock bookkeeping without its locks, and a reader elsewhere could
+    then checkpoint and delete the WAL under the child's write. A read-only close costs nothing
+    (no checkpoint). The write opens its own connection, in whichever process makes it."""
 
     def __init__(self, locs: Locations, harness: str, session_id: str) -> None:
         self.locs, self.harness, self.session_id = locs, harness, session_id
         self._db = None
 
-    def _connect(self):
-        if self._db is None and os.path.exists(self.locs.ledger_path):
-            self._db = sqlite3.connect(self.locs.ledger_path, timeout=BUSY_MS / 1000, isolation_level=None)
-        return self._db
-
     def ids(self) -> set[str]:
-        db = self._connect() if self.session_id else None
-        if db is None:
+        if not self.session_id or not self.ready():
             return set()
+        db = sqlite3.connect(_read_only(self.locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
         try:
             rows = db.execute("SELECT entry_id FROM injected WHERE harness=? AND session_id=?",
                               (self.harness, self.session_id))
@@ -41,17 +42,21 @@ class Given:
             if "no such table" in str(exc):  # a ledger still being created
                 return set()
             raise
+        finally:
+            db.close()
 
     def ready(self) -> bool:
         """Whether the ledger is there to write to (else `add` creates it, which takes longer)."""
-        return self._connect() is not None
+        return os.path.exists(self.locs.ledger_path)
 
     def add(self, ids: list[str]) -> None:
         if not self.session_id or not ids:
             return
         rows = [(self.harness, self.session_id, entry_id, time.time()) for entry_id in ids]
-        db = self._connect()
-        if db is not None:
+        if self.ready():
+            if self._db is None:
+                self._db = sqlite3.connect(self.locs.ledger_path, timeout=BUSY_MS / 1000, isolation_level=None)
+            db = self._db
             try:
                 db.execute("PRAGMA synchronous=NORMAL")  # as the ledger runs it (WAL): one sync per checkpoint
                 db.execute("BEGIN IMMEDIATE")
@@ -74,10 +79,15 @@ class Given:
             ledger.close()
 
     def close(self) -> None:
-        """Close the connection (a process about to exit may leave it: see `hooks.process_main`)."""
+        """Close the writing connection (a process about to exit may leave it: see `hooks.process_main`)."""
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _read_only(path: str) -> str:
+    """The SQLite URI that opens `path` read-only."""
+    return "file:" + path.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
 
 
 def injected_ids(locs: Locations, harness: str, session_id: str) -> set[str]:

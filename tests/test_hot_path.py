@@ -149,6 +149,20 @@ def test_stop_and_pre_compact_import_the_pass_but_nothing_it_does_not_use(world,
     assert not never, sorted(never)
 
 
+def test_reading_what_a_session_was_given_leaves_no_connection_to_carry_across_the_fork(world):
+    """The hook forks after its answer; a ledger connection open at that moment made the child's
+    record vanish (SQLite's lock bookkeeping is per process), one run in three on this machine."""
+    from harnesslink_core.injected import Given
+
+    _, locs = world
+    writer = Given(locs, "codex", "s-read")
+    writer.add(["shop/bank/a.md"])
+    writer.close()
+    reader = Given(locs, "codex", "s-read")
+    assert reader.ids() == {"shop/bank/a.md"}
+    assert reader._db is None
+
+
 def test_the_given_entries_are_recorded_after_the_answer_and_never_given_twice(world):
     """A hook process answers first; a forked child records what the session was given."""
     from harnesslink_core.injected import injected_ids
