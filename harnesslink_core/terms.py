@@ -60,25 +60,25 @@ def _meaningful(token: "str | Compound") -> str | None:
 def meaningful_terms(prompt: str) -> list[str]:
     """Distinct lower-case words of the prompt that could tell one past turn from another,
     versions, numbers with units, identifiers and file names kept whole (`tokens`)."""
-    terms: list[str] = []
-    for token in _tokens(prompt):
-        term = _meaningful(token)
-        if term and term not in terms:
-            terms.append(term)
-            if len(terms) >= MAX_TERMS:
-                break
-    return terms
+    return list(_term_words(prompt))
 
 
 def meaningful_words(prompt: str) -> int:
     """How many meaningful words the prompt's terms stand for: an identifier or a release
     (`enableGitInfo`, `2.3.1`) says as much as two words."""
-    words = {}
+    return sum(_term_words(prompt).values())
+
+
+def _term_words(prompt: str) -> dict[str, int]:
+    """The prompt's first `MAX_TERMS` distinct terms, each with how many words it stands for."""
+    terms: dict[str, int] = {}
     for token in _tokens(prompt):
         term = _meaningful(token)
-        if term:
-            words[term] = token.words if isinstance(token, Compound) else 1
-    return sum(words.values())
+        if term and term not in terms:
+            terms[term] = token.words if isinstance(token, Compound) else 1
+            if len(terms) >= MAX_TERMS:
+                break
+    return terms
 
 
 def is_filler(word: str) -> bool:

@@ -224,6 +224,7 @@ def derived_keys(text: str) -> str:
     words just before it (`airflow2.10` for "Airflow from 2.7 to 2.10", `expo52` for "Expo SDK
     51 to SDK 52"): what the prompt's "Airflow 2.10" also looks for (`prompt_tokens`), once each."""
     import re  # index time only
+    from itertools import islice
 
     from .terms import is_filler
 
@@ -233,16 +234,12 @@ def derived_keys(text: str) -> str:
         parts = identifier_parts(word)
         if parts:
             keys["".join(parts) if "_" in word else " ".join(parts)] = None
-    versions = 0
-    for match in re.finditer(_SHORT_VERSION, text):
+    for match in islice(re.finditer(_SHORT_VERSION, text), MAX_VERSION_KEYS):
         number = match.group(0).lower().lstrip("v")
         before = re.findall(r"[^\W_]+", text[max(0, match.start() - 80):match.start()])[-VERSION_REACH:]
         for word in (w.lower() for w in before):
             if word.isalpha() and len(word) > 1 and not is_filler(word):
                 keys[f"{word}{number}"] = None
-        versions += 1
-        if versions == MAX_VERSION_KEYS:
-            break
     return " ".join(keys)
 
 
