@@ -1,5 +1,5 @@
-"""Retrieval quality on five labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json,
-queries_blind.json, queries_final.json).
+"""Retrieval quality on six labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json,
+queries_blind.json, queries_final.json, queries_sixth.json).
 
 The quality corpus is a corpus.py history over the eight example projects (all four
 harnesses) into which every target turn of queries.json is planted, in a session of
@@ -38,9 +38,14 @@ matcher; it replaces the fourth as the judge. Its own targets are planted with t
 third and fourth sets as distractors in a fourth corpus (`DIR-final`). Do not tune on it and do not
 read its misses; score it once, at the very end: `python -m benchmarks.quality --set final`.
 
+queries_sixth.json is the sixth set, written blind the same way after the fifth had been scored once, and not
+read by whoever tunes the matcher; it is the judge after the fifth. Its own targets are planted with those of the
+first, third, fourth and fifth sets as distractors in a fifth corpus (`DIR-sixth`). Do not tune on it and do not
+read its misses; score it once, at the very end: `python -m benchmarks.quality --set sixth`.
+
     python -m benchmarks.quality [--home DIR] [--set NAME ...] [--misses]
-        # only this part; DIR (DIR-unseen, DIR-blind, DIR-final for the third to fifth sets) are kept and reused
-        # (index rebuilt)
+        # only this part; DIR (DIR-unseen, DIR-blind, DIR-final, DIR-sixth for the third to sixth sets) are kept
+        # and reused (index rebuilt)
 """
 
 from __future__ import annotations
@@ -65,11 +70,13 @@ HELDOUT = Path(__file__).with_name("queries_heldout.json")
 UNSEEN = Path(__file__).with_name("queries_unseen.json")
 BLIND = Path(__file__).with_name("queries_blind.json")
 FINAL = Path(__file__).with_name("queries_final.json")
+SIXTH = Path(__file__).with_name("queries_sixth.json")
 QUERY_SETS = (QUERIES, HELDOUT)
 # Each corpus: the folder suffix of its HOME, the files whose targets are planted in it, the sets asked of it.
 CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,)),
            ("-blind", (QUERIES, UNSEEN, BLIND), (BLIND,)),
-           ("-final", (QUERIES, UNSEEN, BLIND, FINAL), (FINAL,)))
+           ("-final", (QUERIES, UNSEEN, BLIND, FINAL), (FINAL,)),
+           ("-sixth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH), (SIXTH,)))
 ALL_SETS = tuple(s for _, _, sets in CORPORA for s in sets)
 CUTOFF = 3
 
@@ -270,7 +277,7 @@ def corpus_at(home: Path, planted: tuple[Path, ...] = (QUERIES,)) -> dict:
 
 def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS) -> dict:
     """Scores of the chosen sets, each over its corpus: `home` for the first two, `home`-unseen for the third,
-    `home`-blind for the fourth, `home`-final for the fifth."""
+    `home`-blind for the fourth, `home`-final for the fifth, `home`-sixth for the sixth."""
     merged: dict = {"sets": {}, "corpora": {}}
     for suffix, planted, asked in CORPORA:
         chosen = tuple(s for s in asked if s in sets)
@@ -293,10 +300,10 @@ def main() -> int:
     names = {path.stem.removeprefix("queries_"): path for path in ALL_SETS}
     parser = argparse.ArgumentParser(description="retrieval quality only")
     parser.add_argument("--home", type=Path,
-                        help="corpus folder to build or reuse (kept); the third, fourth and fifth sets': "
-                             "DIR-unseen, DIR-blind, DIR-final")
+                        help="corpus folder to build or reuse (kept); the third to sixth sets': "
+                             "DIR-unseen, DIR-blind, DIR-final, DIR-sixth")
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(names),
-                        help="a set to score (repeatable; default: all five; final only at the very end)")
+                        help="a set to score (repeatable; default: all six; final and sixth only at the very end)")
     parser.add_argument("--misses", action="store_true", help="list the misses too")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="hl-quality-")) / "home"

@@ -3,7 +3,7 @@
     python benchmarks/run.py            # 1k and 10k turns (+ 100k entries for search/hooks), a few minutes
     python benchmarks/run.py --quick    # 1k turns, fewer runs: a few minutes
     python benchmarks/run.py --huge     # also bank a 100k-turn transcript corpus (long on 2 cores)
-    python benchmarks/run.py --final    # also score the blind fifth quality set (only at the very end)
+    python benchmarks/run.py --final    # also score the blind fifth and sixth quality sets (only at the very end)
 
 Everything runs with HOME and HARNESSLINK_HOME in temporary folders. Prints the
 figures and writes the same as Markdown to benchmarks/reports/<date>-<host>[-quick].md.
@@ -287,7 +287,8 @@ def main() -> int:
     parser.add_argument("--no-report", action="store_true", help="print only, write no report file")
     parser.add_argument("--venv", type=Path, help="where to build the private venv (kept and reused across runs)")
     parser.add_argument("--final", action="store_true",
-                        help="also score the fifth, blind set (benchmarks/queries_final.json): only at the very end")
+                        help="also score the fifth and sixth, blind sets (benchmarks/queries_final.json, "
+                             "queries_sixth.json): only at the very end")
     args = parser.parse_args()
 
     sizes = [1000] if args.quick else [1000, 10_000] + ([100_000] if args.huge else [])
@@ -350,7 +351,8 @@ def main() -> int:
             run_child_rss("backfill", home)
             results["noop"][f"{files:,} files"] = noop_pass(home, runs=5)
             print(f"[no-op pass, {files:,} files] {results['noop'][f'{files:,} files']}", flush=True)
-        sets = quality.ALL_SETS if args.final else tuple(s for s in quality.ALL_SETS if s != quality.FINAL)
+        judges = (quality.FINAL, quality.SIXTH)  # the blind sets: only with --final
+        sets = quality.ALL_SETS if args.final else tuple(s for s in quality.ALL_SETS if s not in judges)
         results["quality"] = quality.measure(root / "quality" / "home", sets)
         results["mcp_startup"] = mcp_startup.report_line(10 if args.quick else 30, venv.folder)
         for name, qs in results["quality"]["sets"].items():
@@ -450,6 +452,8 @@ def report(r: dict) -> str:
                      if "queries_blind.json" in q["sets"] else "")
                   + ("The fifth, benchmarks/queries_final.json, written blind and never tuned on, plants its own "
                      "targets in a fourth corpus. " if "queries_final.json" in q["sets"] else "")
+                  + ("The sixth, benchmarks/queries_sixth.json, written blind the same way and never tuned on, plants "
+                     "its own targets in a fifth corpus. " if "queries_sixth.json" in q["sets"] else "")
                   + "Cutoff 3 (MRR@3).", ""]
         for name, s in q["sets"].items():
             lines += [f"### {name}: {s['queries']} labelled, {s['never_done']} never-done", "",

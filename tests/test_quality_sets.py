@@ -53,9 +53,10 @@ def test_unseen_set_is_new_and_large_enough():
 @pytest.mark.parametrize("labelled, earlier_files, least_queries, least_never_done", [
     (quality.BLIND, (quality.QUERIES, quality.UNSEEN), 70, 24),
     (quality.FINAL, (quality.QUERIES, quality.UNSEEN, quality.BLIND), 80, 28),
+    (quality.SIXTH, (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL), 80, 28),
 ])
 def test_a_blind_set_is_new_and_large_enough(labelled, earlier_files, least_queries, least_never_done):
-    """The fourth and fifth sets: their own targets and words, not shared with any earlier set (their
+    """The fourth, fifth and sixth sets: their own targets and words, not shared with any earlier set (their
     contents are not asserted)."""
     new = json.loads(labelled.read_text())
     earlier = quality.load_targets(earlier_files)["targets"]
@@ -88,10 +89,19 @@ def test_final_set_is_chosen_by_name_and_by_default_and_planted_with_every_earli
     assert len({suffix for suffix, _, _ in quality.CORPORA}) == len(quality.CORPORA)
 
 
-def test_run_py_leaves_the_final_set_out_unless_asked():
+def test_sixth_set_is_chosen_by_name_and_by_default_and_planted_with_every_earlier_target():
+    assert quality.SIXTH in quality.ALL_SETS  # `--set sixth`, and the default of all sets
+    assert "sixth" in {path.stem.removeprefix("queries_") for path in quality.ALL_SETS}
+    corpora = [(suffix, planted) for suffix, planted, asked in quality.CORPORA if quality.SIXTH in asked]
+    assert corpora == [("-sixth", (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH))]
+    assert len({suffix for suffix, _, _ in quality.CORPORA}) == len(quality.CORPORA)
+
+
+def test_run_py_leaves_the_blind_judges_out_unless_asked():
     source = (Path(quality.__file__).with_name("run.py")).read_text()
     assert '"--final"' in source
-    assert "s != quality.FINAL" in source and "quality.BLIND" not in source  # the fourth set is routine now
+    assert "judges = (quality.FINAL, quality.SIXTH)" in source and "s not in judges" in source
+    assert "quality.BLIND" not in source  # the fourth set is routine now
 
 
 @pytest.mark.slow
