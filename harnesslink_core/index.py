@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 
     Terms = Iterable[str | list[str]]  # a term, or a group of alternatives that count as one
 
-SCHEMA_VERSION = 5  # 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary; 5: name+version keys. Another is rebuilt
+# 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary; 5: name+version keys; 6: 32-hash sketches.
+# An index of another version is rebuilt.
+SCHEMA_VERSION = 6
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000

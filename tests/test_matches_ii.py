@@ -236,6 +236,26 @@ def test_fingerprints_tell_copies_from_different_answers():
     assert not same_content(sketch("deploy the docs site", "Done."), sketch("rotate the vault keys", "Done."))
 
 
+def _texts_sharing(share: float, rng) -> tuple[str, str]:
+    """Two results of 120 word pairs each whose pairs have about `share` in common (Jaccard)."""
+    common = round(240 * share / (1 + share))  # |A & B| / |A | B| with |A| = |B| = 120 pairs
+    shared = [f"w{rng.random():.12f}"[2:] for _ in range(common + 1)]
+    own = [[f"v{rng.random():.12f}"[2:] for _ in range(120 - common)] for _ in range(2)]
+    # the shared run gives `common` pairs, each text's own words the other 120 - common
+    return " ".join(shared + own[0]), " ".join(shared + own[1])
+
+
+def test_reworded_copies_fold_reliably_and_distinct_answers_never():
+    """The sketch estimates the share of word pairs; with too few hashes a copy sharing half its
+    pairs folds about half the time (16 hashes at 0.5 did)."""
+    import random
+    rng = random.Random(7)
+    folded = {share: sum(same_content(*(sketch("p", t) for t in _texts_sharing(share, rng))) for _ in range(200))
+              for share in (0.15, 0.55, 0.7)}
+    assert folded[0.15] == 0
+    assert folded[0.55] >= 180 and folded[0.7] == 200
+
+
 def _copies(tmp_path):
     return _bank(tmp_path, [
         {"title": "Stripe webhooks are processed twice", "result": ANSWER, "harness": "claude-code",
