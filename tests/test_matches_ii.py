@@ -155,6 +155,22 @@ def test_the_vocabulary_is_read_from_the_index_not_parsed_per_prompt(tmp_path):
     assert len(vocab.keys) < 20  # only the prompt's own words were fetched
 
 
+@pytest.mark.parametrize("word, other_meaning", [
+    ("rotate", "orientation"),  # keys are rotated; screens change orientation
+    ("bounced", "restart"),  # emails bounce
+    ("store", "redux"),  # the App Store, a shop
+    ("offset", "utc offset"),  # a Kafka or page offset
+    ("breakpoint", "responsive"),  # a debugger's breakpoint
+])
+def test_a_word_with_two_meanings_does_not_search_the_other_one(word, other_meaning):
+    assert other_meaning not in lexicon.related(word)
+
+
+def test_no_vocabulary_group_is_listed_twice():
+    groups = [tuple(g) for g in lexicon.groups()]
+    assert len(groups) == len(set(groups))
+
+
 def test_a_changed_vocabulary_file_is_reloaded_by_the_next_refresh(tmp_path, monkeypatch):
     locs, conn = _bank(tmp_path, [])
     conn.close()
