@@ -85,13 +85,17 @@ COMMON_WINDOW = 5_000  # the newest entries searched when every word searched is
 
 class Term(list):
     """One prompt term: its label first, then the other words that count as it; `words` is how
-    many of the prompt's words it stands for (a phrase or an identifier: two); `spellings`: the
-    others are the term's own other spellings (a compound's), not related words."""
+    many of the prompt's words it stands for (a phrase or an identifier: two); `compound`: the
+    others are the compound's own other spellings ("node22" for "Node 22"), not related words."""
 
-    def __init__(self, words: int, alternatives: list[str], *, spellings: bool = False) -> None:
+    def __init__(self, words: int, alternatives: list[str], *, compound: bool = False) -> None:
         super().__init__(alternatives)
         self.words = words
-        self.spellings = spellings
+        self.compound = compound
+
+    def own(self) -> list[str]:
+        """What the prompt itself says: the word, or all of a compound's spellings (no related words)."""
+        return list(self) if self.compound else self[:1]
 
 
 def prompt_terms(prompt: str, vocab: Vocabulary | None = None) -> list[Term]:
@@ -109,7 +113,7 @@ def prompt_terms(prompt: str, vocab: Vocabulary | None = None) -> list[Term]:
         if pair and vocab.is_phrase(pair):  # one term for both words ("rate limiting" is not about rates)
             term, i = Term(2, [pair, *vocab.related(pair)[:MAX_ALTERNATIVES]]), i + 2
         elif isinstance(token, Compound):
-            term, i = Term(token.words, [token.label, *token.spellings], spellings=True), i + 1
+            term, i = Term(token.words, [token.label, *token.spellings], compound=True), i + 1
         else:
             word, i = _meaningful(token), i + 1
             if word is None:
@@ -250,7 +254,8 @@ def _accept_clear_winner(conn, weighed: "_Weighed", tops: list[Hit], judged: dic
     runner_up = next((h.score for h in tops[1:] if weighed.word_count(h.matched) > 1), 0.0)
     if top.score < CLEAR_WINNER * runner_up:
         return
-    literal = [label for label, rows in zip(top.matched, matching_rows(conn, top.matched, [top.doc_id])) if rows]
+    own = [weighed.term(label).own() for label in top.matched]
+    literal = [label for label, rows in zip(top.matched, matching_rows(conn, own, [top.doc_id])) if rows]
     if weighed.word_count(literal) < CLEAR_WINNER_OWN_WORDS:
         return
     judged[top.doc_id] = None
@@ -269,7 +274,7 @@ def _accept_rare_word(conn, weighed: "_Weighed", tops: list[Hit], judged: dict[i
     rare = [t for t in weighed.found if t[0] in top.matched and weighed.counts[t[0]] <= RARE_ENTRIES]
     if not rare:
         return
-    own = [list(t) if getattr(t, "spellings", False) else t[:1] for t in rare]
+    own = [t.own() for t in rare]
     words = [t[0] for t, rows in zip(rare, matching_rows(conn, own, [top.doc_id], columns=STRONG_COLUMNS)) if rows]
     if words:
         judged[top.doc_id] = None
@@ -284,16 +289,16 @@ class _Weighed:
     the common ones unless fewer than two would be left); per term, which entries contain
     it (anywhere, and in the title or prompt) and how often it occurs in scope."""
 
-    def __init__(self, conn, terms: list[list[str]], projects: list[str]) -> None:
+    def __init__(self, conn, terms: list[Term], projects: list[str]) -> None:
         self.conn = conn
         self.size = scope_size(conn, projects)
-        self.found: list[list[str]] = []
+        self.found: list[Term] = []
         self.searched: list[list[str]] = []
         self.counts: dict[str, int] = {}
         self._idf: dict[str, float] = {}
         self.rows: dict[str, set[int]] = {}
         self.strong: dict[str, set[int]] = {}
-        self.words = {t[0]: getattr(t, "words", t[0].count(" ") + 1) for t in terms}
+        self.words = {t[0]: t.words for t in terms}
         self.short_of_evidence: set[int] = set()  # rejected only for where their terms are
         self.cap = max(2, min(int(self.size * COMMON_SHARE) + 1, COMMON_CAP))
         if not terms or not self.size:
@@ -358,6 +363,9 @@ class _Weighed:
         for hit in hits:
             hit.matched = [label for label in labels if hit.doc_id in self.rows[label]]
             hit.prompt, hit.result = texts.get(hit.doc_id, ("", ""))
+
+    def term(self, label: str) -> Term:
+        return next(t for t in self.found if t[0] == label)
 
     def word_count(self, labels: list[str]) -> int:
         """How many of the prompt's words these terms stand for (an identifier: two)."""
