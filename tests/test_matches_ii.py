@@ -157,7 +157,6 @@ def test_the_vocabulary_is_read_from_the_index_not_parsed_per_prompt(tmp_path):
 
 @pytest.mark.parametrize("word, other_meaning", [
     ("rotate", "orientation"),  # keys are rotated; screens change orientation
-    ("bounced", "restart"),  # emails bounce
     ("store", "redux"),  # the App Store, a shop
     ("offset", "utc offset"),  # a Kafka or page offset
     ("breakpoint", "responsive"),  # a debugger's breakpoint
