@@ -43,7 +43,13 @@ read by whoever tunes the matcher; it is the judge after the fifth. Its own targ
 first, third, fourth and fifth sets as distractors in a fifth corpus (`DIR-sixth`). Do not tune on it and do not
 read its misses; score it once, at the very end: `python -m benchmarks.quality --set sixth`.
 
-    python -m benchmarks.quality [--home DIR] [--set NAME ...] [--misses]
+The synthetic corpora surround each target with template-made turns whose text is a small, repetitive
+vocabulary, unlike a real bank: there, few everyday words are in no entry, and a word that no entry uses
+says more. `--prose` also asks the chosen sets of a prose-only corpus (`DIR-prose`): every set's targets,
+each banked alone in a session of its own, and nothing else (about 30 real-prose entries a project, the
+size of a bank after a few weeks). Its scores are named "<set> (prose)".
+
+    python -m benchmarks.quality [--home DIR] [--set NAME ...] [--prose] [--misses]
         # only this part; DIR (DIR-unseen, DIR-blind, DIR-final, DIR-sixth for the third to sixth sets) are kept
         # and reused (index rebuilt)
 """
@@ -95,20 +101,22 @@ def load_targets(files: tuple[Path, ...]) -> dict:
     return data
 
 
-def build(home: Path, *, targets: tuple[Path, ...] = (QUERIES,), background_turns: int = 2400, seed: int = 11) -> dict:
-    """Write the quality corpus into `home`, bank it, index it. Returns the planted targets."""
+def build(home: Path, *, targets: tuple[Path, ...] = (QUERIES,), background_turns: int = 2400, seed: int = 11,
+          prose: bool = False) -> dict:
+    """Write the quality corpus into `home`, bank it, index it. Returns the planted targets.
+    `prose`: the targets alone, each in a session of its own, without template turns."""
     data = load_targets(targets)
     rng = random.Random(seed)
     now = time.time()
     sizes = corpus.real_output_sizes()
     templates = {name: corpus.load_template(name) for name, _ in corpus.HARNESS_MIX}
-    sessions = corpus.plan_sessions(background_turns, seed=seed, now=now, projects=len(corpus.DOMAINS),
-                                    output_sizes=sizes)
+    sessions = [] if prose else corpus.plan_sessions(background_turns, seed=seed, now=now,
+                                                     projects=len(corpus.DOMAINS), output_sizes=sizes)
     writers = {d: corpus.Writer(random.Random(seed + i), d, sizes) for i, d in enumerate(corpus.DOMAINS)}
     kinds, weights = zip(*corpus.KIND_MIX)
     for target in data["targets"]:
         writer = writers[target["project"]]
-        turns = [writer.turn(rng.choices(kinds, weights)[0]) for _ in range(rng.randint(2, 8))]
+        turns = [] if prose else [writer.turn(rng.choices(kinds, weights)[0]) for _ in range(rng.randint(2, 8))]
         planted = corpus.TurnSpec("bash", target["prompt"], target["answer"], command=target["command"],
                                   output=writer.output())
         turns.insert(rng.randint(0, len(turns)), planted)
@@ -263,22 +271,29 @@ def _spread(values: list[int]) -> dict:
     return {"n": len(values), "median": int(statistics.median(values)), "max": max(values)}
 
 
-def corpus_at(home: Path, planted: tuple[Path, ...] = (QUERIES,)) -> dict:
+def corpus_at(home: Path, planted: tuple[Path, ...] = (QUERIES,), *, prose: bool = False) -> dict:
     """The quality corpus in `home`: built once (its targets kept in a marker file), then reused with a fresh index."""
     marker = home / "quality-corpus.json"
     if marker.exists():
         index.rebuild(locations(env_for(home)))  # the index of the code under test
         return json.loads(marker.read_text())
     home.mkdir(parents=True, exist_ok=True)
-    data = build(home, targets=planted)
+    data = build(home, targets=planted, prose=prose)
     marker.write_text(json.dumps(data))
     return data
 
 
-def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS) -> dict:
+def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS, *, prose: bool = False) -> dict:
     """Scores of the chosen sets, each over its corpus: `home` for the first two, `home`-unseen for the third,
-    `home`-blind for the fourth, `home`-final for the fifth, `home`-sixth for the sixth."""
+    `home`-blind for the fourth, `home`-final for the fifth, `home`-sixth for the sixth; with `prose`, also
+    over the prose-only corpus `home`-prose."""
     merged: dict = {"sets": {}, "corpora": {}}
+    if prose:
+        where = home.with_name(home.name + "-prose")
+        every_target = CORPORA[-1][1]
+        result = evaluate(where, corpus_at(where, every_target, prose=True), sets)
+        merged["corpora"][str(where)] = result["corpus"]
+        merged["sets"].update((f"{name} (prose)", scores) for name, scores in result["sets"].items())
     for suffix, planted, asked in CORPORA:
         chosen = tuple(s for s in asked if s in sets)
         if not chosen:
@@ -304,10 +319,12 @@ def main() -> int:
                              "DIR-unseen, DIR-blind, DIR-final, DIR-sixth")
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(names),
                         help="a set to score (repeatable; default: all six; final and sixth only at the very end)")
+    parser.add_argument("--prose", action="store_true",
+                        help="also ask the sets of a prose-only corpus: every target, no template turns (DIR-prose)")
     parser.add_argument("--misses", action="store_true", help="list the misses too")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="hl-quality-")) / "home"
-    result = measure(home, tuple(names[n] for n in args.sets) if args.sets else ALL_SETS)
+    result = measure(home, tuple(names[n] for n in args.sets) if args.sets else ALL_SETS, prose=args.prose)
     for name, r in result["sets"].items():
         print(f"{name}: {r['queries']} labelled, {r['never_done']} never-done")
         for ranking in ("ours", "plain_fts5", "newest_first"):

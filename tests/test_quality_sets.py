@@ -129,3 +129,18 @@ def test_planted_targets_are_banked_once_each_in_their_project_and_harness(tmp_p
     finally:
         conn.close()
 
+
+
+@pytest.mark.slow
+def test_the_prose_corpus_holds_every_target_and_nothing_else(tmp_path):
+    home = tmp_path / "prose-home"
+    home.mkdir()
+    every_target = quality.CORPORA[-1][1]
+    data = quality.build(home, targets=every_target, prose=True)
+    assert data["corpus"]["errors"] == 0
+    conn = index.connect(locations(quality.env_for(home)), create=False)
+    try:
+        answers = quality._target_paths(conn, data)  # raises if a target was not banked
+        assert conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0] == len(data["targets"]) == len(answers)
+    finally:
+        conn.close()
