@@ -46,9 +46,9 @@ if TYPE_CHECKING:
 
     Terms = Iterable[str | list[str]]  # a term, or a group of alternatives that count as one
 
-# 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary; 5: name+version keys; 6: 32-hash sketches.
-# An index of another version is rebuilt.
-SCHEMA_VERSION = 6
+# 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary; 5: name+version keys; 6: 32-hash sketches;
+# 7: which vocabulary groups name a concept. An index of another version is rebuilt.
+SCHEMA_VERSION = 7
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000
@@ -83,7 +83,7 @@ CREATE TABLE IF NOT EXISTS projects (
 );
 CREATE TABLE IF NOT EXISTS vocab_keys (key TEXT NOT NULL, grp INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS vocab_keys_key ON vocab_keys(key);
-CREATE TABLE IF NOT EXISTS vocab_groups (grp INTEGER PRIMARY KEY, words TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vocab_groups (grp INTEGER PRIMARY KEY, words TEXT NOT NULL, concept INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     {", ".join(COLUMNS)},
@@ -195,7 +195,7 @@ def _load_vocabulary(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM vocab_keys")
     conn.execute("DELETE FROM vocab_groups")
     conn.executemany("INSERT INTO vocab_keys(key, grp) VALUES (?, ?)", keys)
-    conn.executemany("INSERT INTO vocab_groups(grp, words) VALUES (?, ?)", groups)
+    conn.executemany("INSERT INTO vocab_groups(grp, words, concept) VALUES (?, ?, ?)", groups)
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('vocabulary', ?)", (lexicon.data_stamp(),))
 
 
@@ -215,12 +215,12 @@ def _refresh_vocabulary(conn: sqlite3.Connection) -> None:
         raise
 
 
-def vocabulary(conn: sqlite3.Connection, keys: list[str]) -> list[tuple[str, int, str]]:
-    """(key, group, words) for each of these vocabulary keys that the index knows."""
+def vocabulary(conn: sqlite3.Connection, keys: list[str]) -> list[tuple[str, int, str, int]]:
+    """(key, group, words, concept) for each of these vocabulary keys that the index knows."""
     if not keys:
         return []
     return conn.execute(
-        "SELECT k.key, g.grp, g.words FROM vocab_keys k JOIN vocab_groups g ON g.grp = k.grp"
+        "SELECT k.key, g.grp, g.words, g.concept FROM vocab_keys k JOIN vocab_groups g ON g.grp = k.grp"
         f" WHERE k.key IN ({','.join('?' * len(keys))}) ORDER BY k.rowid", keys).fetchall()
 
 

@@ -30,6 +30,14 @@ also carry `MIN_COVERAGE` of what the prompt's terms say together (by idf), so
 two common words cannot stand for a prompt whose specific words are elsewhere.
 Candidates are ranked by the idf of their matched terms, bm25 breaking ties.
 
+A concept the project never mentions counts against the coverage, as much as a word in
+no entry says: a prompt word that the vocabulary marks as a concept ("dark mode", "read
+replica", "pagerduty") of which no entry in scope holds the word or a related one names
+work this project has not done, so an entry that matches the prompt's other words is
+probably about something else. Other words in no entry do not count: everyday words
+("stuck", "smaller") and words the vocabulary does not know ("wishlist", "falling"),
+since people say things their bank never says, and a small bank lacks most of them.
+
 A clear winner passes the floor anyway: the candidate that stands `CLEAR_WINNER`
 times above every other answer matching more than one term (by bm25, its copies
 aside) and contains `CLEAR_WINNER_OWN_WORDS` of the prompt's own words (an identifier
@@ -44,9 +52,9 @@ we conclude about dramatiq"), when its matches carry half of what the prompt say
 Tried and left out (benchmarks/queries*.json): one rare word for any candidate, or
 one anywhere in the entry (never-done prompts got entries through "installer", "set",
 "data": words a small bank happens to use once); a vocabulary phrase the bank lacks
-giving way to its words ("rate limiting" found shipping rates); counting prompt words
-the bank never uses against the coverage (paraphrases use such words as often as
-never-done prompts do).
+giving way to its words ("rate limiting" found shipping rates); counting every prompt
+word the bank never uses against the coverage (paraphrases use such words as often as
+never-done prompts do), or counting identifiers and versions the bank never uses.
 """
 
 from __future__ import annotations
@@ -86,12 +94,14 @@ COMMON_WINDOW = 5_000  # the newest entries searched when every word searched is
 class Term(list):
     """One prompt term: its label first, then the other words that count as it; `words` is how
     many of the prompt's words it stands for (a phrase or an identifier: two); `compound`: the
-    others are the compound's own other spellings ("node22" for "Node 22"), not related words."""
+    others are the compound's own other spellings ("node22" for "Node 22"), not related words;
+    `concept`: the vocabulary marks it as a concept."""
 
-    def __init__(self, words: int, alternatives: list[str], *, compound: bool = False) -> None:
+    def __init__(self, words: int, alternatives: list[str], *, compound: bool = False, concept: bool = False) -> None:
         super().__init__(alternatives)
         self.words = words
         self.compound = compound
+        self.concept = concept
 
     def own(self) -> list[str]:
         """What the prompt itself says: the word, or all of a compound's spellings (no related words)."""
@@ -111,14 +121,14 @@ def prompt_terms(prompt: str, vocab: Vocabulary | None = None) -> list[Term]:
         token, after = tokens[i], (tokens[i + 1] if i + 1 < len(tokens) else None)
         pair = f"{token} {after}" if isinstance(token, str) and isinstance(after, str) else ""
         if pair and vocab.is_phrase(pair):  # one term for both words ("rate limiting" is not about rates)
-            term, i = Term(2, [pair, *vocab.related(pair)[:MAX_ALTERNATIVES]]), i + 2
+            term, i = Term(2, [pair, *vocab.related(pair)[:MAX_ALTERNATIVES]], concept=vocab.is_concept(pair)), i + 2
         elif isinstance(token, Compound):
             term, i = Term(token.words, [token.label, *token.spellings], compound=True), i + 1
         else:
             word, i = _meaningful(token), i + 1
             if word is None:
                 continue
-            term = Term(1, [word, *vocab.related(word)[:MAX_ALTERNATIVES]])
+            term = Term(1, [word, *vocab.related(word)[:MAX_ALTERNATIVES]], concept=vocab.is_concept(word))
         if term[0] not in seen:
             seen.add(term[0])
             terms.append(term)
@@ -293,6 +303,8 @@ class _Weighed:
         self.conn = conn
         self.size = scope_size(conn, projects)
         self.found: list[Term] = []
+        self.absent: list[Term] = []  # concepts that no entry in scope mentions
+        self._absent_weight = 0.0
         self.searched: list[list[str]] = []
         self.counts: dict[str, int] = {}
         self._idf: dict[str, float] = {}
@@ -306,6 +318,8 @@ class _Weighed:
         self.whole_index = self.size >= index_size(conn)
         counts = term_counts(conn, terms, projects, cap=self.cap, whole_index=self.whole_index)
         self.found = [t for t, n in zip(terms, counts) if n]
+        # with no other word for it, a concept's absence is only its word's (paraphrases lack words)
+        self.absent = [t for t, n in zip(terms, counts) if not n and t.concept and len(t) > 1]
         self.counts = {t[0]: n for t, n in zip(terms, counts) if n}
         self.searched = [t for t in self.found if not self.is_common(t[0])]
         if len(self.searched) < 2:
@@ -326,6 +340,7 @@ class _Weighed:
             # would only widen what FTS5 must score (hundreds more rows) for the least telling term
             self.searched = [t[:1] if self.counts[t[0]] >= COMMON_CAP else t for t in self.searched]
         self._idf = {label: math.log((self.size + 1) / (n + 0.5)) for label, n in self.counts.items()}
+        self._absent_weight = math.log((self.size + 1) / 0.5) * sum(t.words for t in self.absent)  # as a word in no entry
 
     def _recount(self, capped: list[list[str]], projects: list[str], share_cap: int) -> dict[str, float]:
         """The share of the scope holding each of these terms, counted as they would be searched (the
@@ -379,7 +394,8 @@ class _Weighed:
         return sum(self._idf.get(label, 0.0) for label in hit.matched)
 
     def coverage(self, hit: Hit) -> float:
-        total = sum(self._idf.values())
+        """The share of what the prompt's terms say that the entry's matched terms carry."""
+        total = sum(self._idf.values()) + self._absent_weight
         return self.weight(hit) / total if total > 0 else 0.0
 
 
@@ -401,7 +417,9 @@ def _judge(weighed: _Weighed, hits: list[Hit], required: int) -> dict[int, str |
             if coverage >= MIN_COVERAGE:
                 weighed.short_of_evidence.add(hit.doc_id)
         elif coverage < MIN_COVERAGE:
-            verdicts[hit.doc_id] = f"covers {coverage:.0%} of the prompt's terms, {MIN_COVERAGE:.0%} required"
+            verdicts[hit.doc_id] = f"covers {int(coverage * 100)}% of the prompt's terms, {MIN_COVERAGE:.0%} required"
+            if weighed.absent:
+                verdicts[hit.doc_id] += f"; never mentioned in this project: {', '.join(t[0] for t in weighed.absent)}"
         else:
             verdicts[hit.doc_id] = None
     return verdicts

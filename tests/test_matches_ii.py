@@ -155,6 +155,43 @@ def test_the_vocabulary_is_read_from_the_index_not_parsed_per_prompt(tmp_path):
     assert len(vocab.keys) < 20  # only the prompt's own words were fetched
 
 
+def test_the_vocabulary_marks_concepts_and_the_index_keeps_the_mark(tmp_path):
+    _, conn = _bank(tmp_path, [])
+    vocab = prompt_vocabulary(conn, "the dark mode toggle is stuck in pagerduty")
+    assert vocab.is_concept("dark mode") and vocab.is_concept("pagerduty")
+    assert not vocab.is_concept("stuck") and not vocab.is_concept("wombat")
+    assert lexicon.full().is_concept("dark mode") and not lexicon.full().is_concept("stuck")
+    assert all(not word.startswith("*") for group in lexicon.groups() for word in group)
+
+
+def _settings_bank(tmp_path):
+    return _bank(tmp_path, [
+        {"title": "The settings screen crashes on small phones", "prompt": "the settings screen crashes on small phones",
+         "result": "The settings screen laid out its rows in a fixed-height container; it now scrolls."},
+        {"title": "Add a settings screen for notifications", "result": "New screen under Settings with three toggles."},
+    ])
+
+
+def test_a_concept_the_project_never_mentions_keeps_entries_about_its_other_words_out(tmp_path):
+    locs, conn = _settings_bank(tmp_path)
+    decision = find_matches(conn, "when did we add the dark mode toggle to the settings screen", scope_for(locs, SHOP))
+    assert decision.hits == []
+    assert all("never mentioned in this project: dark mode" in line for line in decision.explain())
+    # an everyday word no entry uses says nothing of the kind
+    assert titles(find_matches(conn, "the settings screen is stuck on small phones", scope_for(locs, SHOP))) == [
+        "The settings screen crashes on small phones"]
+
+
+def test_a_concept_the_project_mentions_anywhere_is_not_absent(tmp_path):
+    locs, conn = _settings_bank(tmp_path)
+    write_entry(locs, SHOP, title="Night theme colours", result="The dark theme uses the system setting.",
+                ts="2026-08-20T10:00:00.000Z", session_id="dark")
+    index.refresh(locs)
+    decision = find_matches(conn, "when did we add the dark mode toggle to the settings screen", scope_for(locs, SHOP))
+    assert "dark mode" in decision.terms
+    assert not any("never mentioned" in line for line in decision.explain())
+
+
 @pytest.mark.parametrize("word, other_meaning", [
     ("rotate", "orientation"),  # keys are rotated; screens change orientation
     ("store", "redux"),  # the App Store, a shop
