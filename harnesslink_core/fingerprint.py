@@ -1,10 +1,12 @@
 """Content fingerprints: whether two bank entries say the same thing (issue 10).
 
 The same work is often banked more than once: asked in two harnesses, asked again, read from a
-resumed transcript. A fingerprint is a bottom-k sketch of the entry's word pairs (the result; the
-prompt too when the result is short, so that "Done." does not make every terse turn one), stored
-per entry at index time. Two sketches estimate how much of their word pairs the entries share
-(Jaccard); at `NEAR_DUPLICATE` or above they are one answer, shown once and given once per session.
+resumed transcript. Another agent words the same answer its own way: its sentences, order and
+lists differ, its facts (files, identifiers, numbers, causes) do not. So a fingerprint is a
+bottom-k sketch of the entry's content words (the result's, with the prompt's when the result is
+short, so that "Done." does not make every terse turn one), stored per entry at index time. Two
+sketches estimate how much of their content words the entries share (Jaccard); at
+`NEAR_DUPLICATE` or above they are one answer, shown once and given once per session.
 
 Comparing needs no hashing, only string slices: this runs on the prompt hook's path.
 """
@@ -13,40 +15,42 @@ from __future__ import annotations
 
 SKETCH_SIZE = 32  # hashes kept per entry (8 hex digits each)
 MIN_RESULT_WORDS = 12  # a shorter result is fingerprinted together with its prompt
-# Estimated share of word pairs in common. Reworded copies share 0.5 to 1 of their word pairs,
-# distinct entries under 0.1 (the labelled sets' corpora); 32 hashes estimate 0.5 within about
-# ±0.09, so 0.4 folds such a copy nine times in ten and a distinct entry practically never
-# (16 hashes at 0.5 folded it half the time).
-NEAR_DUPLICATE = 0.4
+# Estimated share of content words in common. On the labelled sets' real-prose entries, distinct
+# answers in one project share at most 0.18; the same answer reworded shares 0.59-1.0, and
+# written afresh by another agent (own wording, order and lists, same facts) 0.38-0.79. Word
+# pairs told those last copies from distinct answers no better than chance (0.05-0.42).
+NEAR_DUPLICATE = 0.3
 SKETCH_CHARS = 4000  # of the result: copies agree from the start, and a long tool dump costs no more
+MIN_CONTENT_CHARS = 3  # shorter words ("a", "of", "is") say nothing of the content
 
 _WORDS = r"[^\W_]+"  # compiled on first use: index time
 
 
 def sketch(prompt: str, result: str) -> str:
-    """The entry's fingerprint: its `SKETCH_SIZE` smallest word-pair hashes, as hex ("" if no words)."""
+    """The entry's fingerprint: its `SKETCH_SIZE` smallest content-word hashes, as hex ("" if no words)."""
     import re  # index time only (`re` imports `enum`: not on the prompt hook's path)
     from zlib import crc32
+
+    from .terms import STOPWORDS
 
     words = re.findall(_WORDS, result[:SKETCH_CHARS].lower())
     if len(words) < MIN_RESULT_WORDS:
         words = re.findall(_WORDS, prompt.lower()) + words
-    pairs = {f"{a} {b}" for a, b in zip(words, words[1:])} or set(words)
-    hashes = sorted({crc32(pair.encode("utf-8", "surrogatepass")) for pair in pairs})[:SKETCH_SIZE]
+    content = {w for w in words if len(w) >= MIN_CONTENT_CHARS and w not in STOPWORDS} or set(words)
+    hashes = sorted({crc32(word.encode("utf-8", "surrogatepass")) for word in content})[:SKETCH_SIZE]
     return "".join(f"{h:08x}" for h in hashes)
 
 
 def resemblance(a: str, b: str) -> float:
-    """Estimated share of word pairs two fingerprinted entries have in common (0 when either is unknown)."""
+    """Estimated share of content words two fingerprinted entries have in common (0 when either is unknown)."""
     if not a or not b:
         return 0.0
     if a == b:
         return 1.0
     mine = {a[i:i + 8] for i in range(0, len(a), 8)}
     theirs = {b[i:i + 8] for i in range(0, len(b), 8)}
-    # the bottom-k of the union: a fair sample of it (k: the longer sketch's size, which is
-    # SKETCH_SIZE unless both entries have fewer word pairs, or an index from before it changed)
-    union = sorted(mine | theirs)[:min(SKETCH_SIZE, max(len(mine), len(theirs)))]
+    # the bottom-k of the union: a fair sample of it (all of it when both entries have fewer words)
+    union = sorted(mine | theirs)[:SKETCH_SIZE]
     return sum(1 for h in union if h in mine and h in theirs) / len(union)
 
 

@@ -47,8 +47,9 @@ if TYPE_CHECKING:
     Terms = Iterable[str | list[str]]  # a term, or a group of alternatives that count as one
 
 # 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary; 5: name+version keys; 6: 32-hash sketches;
-# 7: which vocabulary groups name a concept. An index of another version is rebuilt.
-SCHEMA_VERSION = 7
+# 7: which vocabulary groups name a concept; 8: sketches of content words. An index of another version is
+# rebuilt.
+SCHEMA_VERSION = 8
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000
