@@ -295,6 +295,16 @@ def test_fingerprints_tell_copies_from_different_answers():
     assert not same_content(sketch("deploy the docs site", "Done."), sketch("rotate the vault keys", "Done."))
 
 
+def test_another_agents_copies_fold_and_distinct_answers_do_not():
+    """benchmarks/copies_reworded.json: 30 development targets written again, lightly and by another
+    agent's hand (same facts, own wording and order)."""
+    from benchmarks import copies
+    result = copies.measure()
+    for kind in ("light", "heavy"):
+        assert result[kind]["folded"] == result[kind]["copies"] == 30
+    assert result["distinct"]["folded"] == 0 and result["distinct"]["pairs"] > 1000
+
+
 def _texts_sharing(share: float, rng) -> tuple[str, str]:
     """Two results of 120 distinct content words each, about `share` of them in common (Jaccard)."""
     common = round(240 * share / (1 + share))  # |A & B| / |A | B| with |A| = |B| = 120
