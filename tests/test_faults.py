@@ -218,7 +218,7 @@ def tiny_fs(tmp_path, monkeypatch):
 def _fill(folder: Path) -> Path:
     filler = folder / "filler"
     chunk = b"\0" * 65536
-    with open(filler, "wb") as f:
+    with open(filler, "wb", buffering=0) as f:  # unbuffered: nothing left to flush (and fail) on close
         try:
             while True:
                 f.write(chunk)
