@@ -69,12 +69,13 @@ PROMPTS = [
 
 
 # The worst case for the prompt hook: one project whose entries all use the same 40 words, so every
-# word of a prompt is in ~95 % of them and nothing tells one entry from another.
+# word of a prompt is in ~95 % of them and nothing tells one entry from another. The prompts use no two
+# words that the vocabulary knows as a phrase ("release branch"): a phrase is rarer than its words.
 WORST_VOCAB = ("deploy build test server client cache query user config error fix update service worker "
                "request response database login session token queue retry timeout memory file module "
                "handler endpoint schema migration index job task log metric alert branch release").split()
 WORST_PROMPTS = ["why does the deploy build fail on the server cache", "the login session token retry timeout",
-                 "database query memory error in the worker", "release branch migration schema job fails"]
+                 "database query memory error in the worker", "branch release migration schema job fails"]
 
 
 def words(rng: random.Random, topic: str, n: int) -> str:
