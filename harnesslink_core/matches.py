@@ -343,7 +343,8 @@ class _Weighed:
             # would only widen what FTS5 must score (hundreds more rows) for the least telling term
             self.searched = [t[:1] if self.counts[t[0]] >= COMMON_CAP else t for t in self.searched]
         self._idf = {label: math.log((self.size + 1) / (n + 0.5)) for label, n in self.counts.items()}
-        self._absent_weight = math.log((self.size + 1) / 0.5) * sum(t.words for t in self.absent)  # as a word in no entry
+        # an absent concept says as much as a word in no entry
+        self._absent_weight = math.log((self.size + 1) / 0.5) * sum(t.words for t in self.absent)
 
     def _recount(self, capped: list[list[str]], projects: list[str], share_cap: int) -> dict[str, float]:
         """The share of the scope holding each of these terms, counted as they would be searched (the
