@@ -134,8 +134,8 @@ def full() -> Vocabulary:
     global _FULL
     if _FULL is None:
         keys, rows = table_rows()
-        groups = {n: (words, concept) for n, words, concept in rows}
-        _FULL = Vocabulary.from_rows((key, n, *groups[n]) for key, n in keys)
+        by_group = {n: (words, concept) for n, words, concept in rows}
+        _FULL = Vocabulary.from_rows((key, n, *by_group[n]) for key, n in keys)
     return _FULL
 
 
