@@ -24,9 +24,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["HOME"] = str(Path(tmp) / "home")
         os.environ.pop("HARNESSLINK_HOME", None)
-        from harnesslink_core import exclusion, forget, index
         from harnesslink_core.clock import iso
+        from harnesslink_core.control import exclusion, forget
         from harnesslink_core.paths import locations
+        from harnesslink_core.recall import index
         from tests.memory_helpers import write_entry
 
         locs = locations()

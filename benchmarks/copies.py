@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from benchmarks import quality
-from harnesslink_core.fingerprint import NEAR_DUPLICATE, resemblance, sketch
+from harnesslink_core.recall.fingerprint import NEAR_DUPLICATE, resemblance, sketch
 
 COPIES = Path(__file__).with_name("copies_reworded.json")
 SOURCES = (quality.QUERIES, quality.UNSEEN, quality.BLIND)

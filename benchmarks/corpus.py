@@ -15,8 +15,8 @@ first turn of a session keeps the session-start lines the real first turn carrie
 (Claude Code's 130 KB of request snapshots, Codex's environment context); later
 turns drop the line kinds only a first turn has.
 
-Tool output sizes are drawn from the tool results found in the shared real fixtures
-(/work/shared/fixtures/transcripts), so long outputs come at the rate they really do.
+Tool output sizes are drawn from the tool results found in the real fixtures
+(tests/fixtures/real), so long outputs come at the rate they really do.
 
     python benchmarks/corpus.py --turns 1000 --home /tmp/somewhere   # writes HOME-shaped folders
 """
@@ -36,7 +36,7 @@ import orjson
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATED = REPO / "tests" / "fixtures" / "generated"
-SHARED = Path("/work/shared/fixtures/transcripts")
+SHARED = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "real"
 HARNESS_MIX = (("claude-code", 0.40), ("codex", 0.30), ("pi", 0.15), ("omp", 0.15))
 KIND_MIX = (("bash", 0.45), ("write", 0.15), ("long", 0.12), ("chat", 0.28))
 

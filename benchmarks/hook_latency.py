@@ -38,11 +38,11 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks import installed  # noqa: E402
 from benchmarks.installed import Case, clean_env, interleaved, pct  # noqa: E402
-from harnesslink_core import index  # noqa: E402
 from harnesslink_core.clock import file_safe, iso  # noqa: E402
-from harnesslink_core.matches import find_matches  # noqa: E402
 from harnesslink_core.paths import locations  # noqa: E402
-from harnesslink_core.scope import project_slug  # noqa: E402
+from harnesslink_core.recall import index  # noqa: E402
+from harnesslink_core.recall.matches import find_matches  # noqa: E402
+from harnesslink_core.store.scope import project_slug  # noqa: E402
 
 TOPICS = [
     "login session cookie expiry timezone midnight", "postgres connection pool exhausted traffic",
@@ -115,7 +115,7 @@ def world(root: Path, entries: int, *, worst: bool) -> tuple[dict[str, str], Pat
     locs = locations(env)
     build_bank(locs, entries, CWD, worst=worst)
     index.rebuild(locs)
-    from harnesslink_core import autobank
+    from harnesslink_core.banking import autobank
 
     autobank.run_pass(locs)  # the ledger exists, as wherever the hooks have run before
     return env, locs.agent_dir / ".last-pass"
@@ -210,7 +210,7 @@ def _search_speed(env, entries, queries, write, prompts, worst) -> dict:
     conn.execute("COMMIT")
     conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
     build_s = time.perf_counter() - started
-    from harnesslink_core import matches
+    from harnesslink_core.recall import matches
 
     def run(n: int) -> list[float]:
         times = []

@@ -65,11 +65,12 @@ import time
 from pathlib import Path
 
 from benchmarks import corpus
-from harnesslink_core import autobank, index
-from harnesslink_core.brief import build_brief
-from harnesslink_core.matches import find_matches, render
+from harnesslink_core.banking import autobank
 from harnesslink_core.paths import locations
-from harnesslink_core.scope import scope_for
+from harnesslink_core.recall import index
+from harnesslink_core.recall.brief import build_brief
+from harnesslink_core.recall.matches import find_matches, render
+from harnesslink_core.store.scope import scope_for
 
 QUERIES = Path(__file__).with_name("queries.json")
 HELDOUT = Path(__file__).with_name("queries_heldout.json")

@@ -58,7 +58,7 @@ def main() -> int:
         os.makedirs(cwd)
         build(home, cwd, args.rollouts, args.big_mb)
         from harnesslink_core.paths import locations
-        from harnesslink_core.sessions import list_sessions
+        from harnesslink_core.sessions.base import list_sessions
 
         locs = locations({"HOME": str(home)})
         inproc, command = [], []

@@ -33,7 +33,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks import corpus, hook_latency as synthetic, installed, mcp_startup, quality  # noqa: E402
+from benchmarks import corpus, installed, mcp_startup, quality  # noqa: E402
+from benchmarks import hook_latency as synthetic
 from benchmarks.installed import Case, interleaved, pct  # noqa: E402
 
 PYTHON = sys.executable  # our own measurement code, with the packages of the interpreter running this
@@ -68,21 +69,21 @@ if task == "parse":
                 except orjson.JSONDecodeError: pass
     out = {{"seconds": time.perf_counter() - t, "bytes": size, "lines": lines}}
 elif task == "backfill":
-    from harnesslink_core import autobank
+    from harnesslink_core.banking import autobank
     t = time.perf_counter()
     names = autobank.widen_window(locs, 30)
     r = autobank.drain(locs, harnesses=names)
     out = {{"seconds": time.perf_counter() - t, "bytes": r.bytes_read, "banked": r.banked, "skipped": r.skipped,
            "errors": r.errors, "backlog": r.backlog}}
 elif task == "noop":
-    from harnesslink_core import autobank
+    from harnesslink_core.banking import autobank
     times = []
     for _ in range({runs}):
         t = time.perf_counter(); r = autobank.run_pass(locs); times.append(time.perf_counter() - t)
         assert r.banked == 0 and r.bytes_read == 0, (r.banked, r.bytes_read)
     out = {{"times": times}}
 elif task == "index":
-    from harnesslink_core import index
+    from harnesslink_core.recall import index
     t = time.perf_counter(); n = index.rebuild(locs)
     out = {{"seconds": time.perf_counter() - t, "entries": n}}
 # VmHWM: this process's own peak RSS (getrusage's ru_maxrss would include the parent's RSS at fork)
@@ -155,10 +156,10 @@ def index_build(home: Path) -> dict:
 
 
 def search_latency(home: Path, sessions: list[corpus.SessionSpec], queries: int) -> dict:
-    from harnesslink_core import index
-    from harnesslink_core.matches import find_matches
     from harnesslink_core.paths import locations
-    from harnesslink_core.scope import scope_for
+    from harnesslink_core.recall import index
+    from harnesslink_core.recall.matches import find_matches
+    from harnesslink_core.store.scope import scope_for
 
     locs = locations(env_for(home))
     conn = index.connect(locs, create=False)

@@ -1,10 +1,20 @@
 """HarnessLink hooks: one shared, durable memory for coding agents.
 
-The flow reads top-down: harness readers turn transcripts into Turns
-(`harnesses/`), the autobank pass settles them and writes bank entries
-exactly once (`autobank.py`, `ledger.py`, `bank.py`), the search index
-and brief read the tree back (`index.py`, `brief.py`, `matches.py`) and
-the hooks answer each harness (`hooks.py`).
+The layout follows the flow of the SPEC, one layer a folder, bottom first; a
+layer imports only from the layers below it (tests/test_layers.py holds that):
+
+- foundations, the modules at this level: `paths`, `clock`, `log`, `errors`,
+  `config`, `redact`, `wirejson`, `fastsqlite`, `model` (what a harness read),
+  `atomic` (replacing a file whole);
+- `harnesses/`: one transcript reader per harness (SPEC §4);
+- `store/`: the memory tree and the ledger, the formats on disk (SPEC §2, §3, §5);
+- `recall/`: the search index and what reads memory back, the brief and the
+  prompt's matches (SPEC §6);
+- `control/`: what the user takes back or keeps out (forget, exclusion; SPEC §10);
+- `banking/`: the autobank pass that settles turns and banks each once (SPEC §4, §5);
+- `sessions/`: resuming and handing over across harnesses (SPEC §10);
+- the surfaces at the top: `hooks.py`, `mcp_server.py` + `memory_tools.py`,
+  `commands/` (one module per CLI verb), `wiring/` (install), `main.py`.
 
 Nothing is imported here: the prompt hook must stay cheap to start.
 """

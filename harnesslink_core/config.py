@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
+from .atomic import atomic_write
 from .paths import Locations
-from .projectfiles import atomic_write
 
 ALL_HARNESSES = ("claude-code", "codex", "pi", "omp", "antigravity")
 

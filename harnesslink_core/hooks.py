@@ -29,7 +29,8 @@ from __future__ import annotations
 import os
 import sys
 
-from . import background, log, wirejson
+from . import log, wirejson
+from .banking import background
 
 EVENTS = {
     "session-start": "SessionStart",
@@ -149,8 +150,8 @@ class Context:
 
 def prompt_context(ctx: Context) -> str:
     """Up to three matching past entries, framed; "" when nothing qualifies."""
-    from .scope import scope_for
-    from .terms import skip_reason
+    from .recall.terms import skip_reason
+    from .store.scope import scope_for
 
     if not ctx.opts.dry_run:
         _start_pass_if_due(ctx)
@@ -162,9 +163,9 @@ def prompt_context(ctx: Context) -> str:
     if not projects:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
-    from . import index
-    from .injected import Given
-    from .matches import find_matches, render
+    from .recall import index
+    from .recall.injected import Given
+    from .recall.matches import find_matches, render
 
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)
@@ -218,7 +219,7 @@ def _has_bank(locs, slug: str) -> bool:
 
 def _sync_quickly(ctx: Context, conn, projects: list[str]) -> None:
     """Index what changed since the last look, unless that is a lot: then a background job does it."""
-    from . import index
+    from .recall import index
 
     try:
         index.sync(conn, ctx.locs, projects, max_changes=50)
@@ -231,8 +232,8 @@ def _sync_quickly(ctx: Context, conn, projects: list[str]) -> None:
 
 def session_context(ctx: Context) -> str:
     """A waiting handoff, then the brief (plus this session's state after a compaction or resume)."""
-    from .brief import DEFAULT_BUDGET, build_brief
-    from .handoff import brief_budget, take
+    from .recall.brief import DEFAULT_BUDGET, build_brief
+    from .sessions.handoff import brief_budget, take
 
     if not ctx.opts.dry_run:
         _run_pass(ctx)
@@ -257,7 +258,8 @@ def stop(ctx: Context) -> None:
     if ctx.opts.dry_run:
         ctx.notes.append(f"would bank the finished turn of {ctx.transcript or '(no transcript path)'}")
         return
-    from . import autobank, clock
+    from . import clock
+    from .banking import autobank
 
     signal = autobank.StopSignal(ctx.harness, ctx.session, ctx.transcript, clock.now(), ctx.last_message,
                                  ctx.turn_id)
@@ -272,7 +274,7 @@ def pre_compact(ctx: Context) -> None:
     if ctx.opts.dry_run:
         ctx.notes.append(f"would bank settled turns and refresh the state of {ctx.transcript or '(no transcript)'}")
         return
-    from . import autobank
+    from .banking import autobank
 
     paths = [_path(ctx.transcript)] if ctx.transcript else None
     autobank.run_pass(ctx.locs, paths=paths, harnesses=[ctx.harness])
@@ -286,7 +288,7 @@ def _path(text: str):
 
 def _kept_out(ctx: Context) -> str | None:
     """Nothing is injected in a project kept out (`memory.exclude`, `.harnesslink-off`)."""
-    from .exclusion import is_excluded
+    from .control.exclusion import is_excluded
 
     reason = is_excluded(ctx.locs, ctx.cwd)
     return f"this folder is kept out of memory ({reason})" if reason else None
@@ -304,7 +306,7 @@ def _run_pass(ctx: Context) -> None:
     try:
         if not background.pass_due(ctx.locs):
             return
-        from . import autobank
+        from .banking import autobank
 
         # a small budget: a session should not start late because of a backlog; the rest drains
         # in a background pass

@@ -156,7 +156,7 @@ def call(name: str, arguments: object, session: Session) -> str:
         raise ToolError(f"{name}: unknown argument {', '.join(map(repr, unknown))}; "
                         f"it takes {', '.join(allowed) or 'no arguments'}")
     if canonical != "memory_forget":  # a folder kept out gets nothing and gives nothing, as with the hooks
-        from .exclusion import is_excluded
+        from .control.exclusion import is_excluded
 
         why = is_excluded(session.locs, session.cwd)
         if why:
@@ -229,8 +229,8 @@ def memory_search(args: dict, session: Session) -> str:
     import time
 
     from .commands.recall import query_terms
-    from .framing import frame, neutralise, one_line
-    from .scope import scope_for
+    from .recall.framing import frame, neutralise, one_line
+    from .store.scope import scope_for
 
     query = _text(args, "query", required=True)
     limit = _int(args, "limit", 5, 1, SEARCH_LIMIT_MAX)
@@ -268,9 +268,8 @@ def _scope_words(projects: list[str]) -> str:
 
 
 def memory_get(args: dict, session: Session) -> str:
-    from .framing import cut, frame, neutralise
-
-    from .forget import tombstones
+    from .recall.framing import cut, frame, neutralise
+    from .store.ledger import tombstones
 
     wanted = _text(args, "id", required=True).strip()
     path = _find_entry(session, wanted)
@@ -292,7 +291,7 @@ def _real(path: object) -> str:
 
 def _find_entry(session: Session, wanted: str) -> str:
     """The file `wanted` names inside the memories tree; never anything outside it."""
-    from .scope import scope_for
+    from .store.scope import scope_for
 
     root = _real(session.locs.memories)
     if "\x00" in wanted or len(wanted) > 4096:
@@ -322,9 +321,10 @@ def _find_entry(session: Session, wanted: str) -> str:
 
 
 def memory_bank(args: dict, session: Session) -> str:
-    from . import bank, clock, projectfiles
+    from . import clock
     from .redact import redact
-    from .scope import project_slug
+    from .store import bank, projectfiles
+    from .store.scope import project_slug
 
     raw = _text(args, "text", required=True)
     text = redact(raw.strip())
@@ -336,7 +336,7 @@ def memory_bank(args: dict, session: Session) -> str:
     slug = project_slug(session.cwd)
     folder = session.locs.memories / slug
     turn_key = f"mcp:{_digest(slug)}:{_digest(' '.join(text.split()))}"
-    from .forget import tombstones
+    from .store.ledger import tombstones
 
     forgotten = tombstones(session.locs)
     if forgotten.covers(slug, "", turn_key):
@@ -396,7 +396,7 @@ def _banked(locs: Locations, slug: str, turn_key: str) -> str | None:
             row = conn.execute("SELECT path FROM docs WHERE project = ? AND turn_key = ?", (slug, turn_key)).fetchone()
             return row[0] if row else None
     except ToolError:  # no index to ask: read the entries' headers
-        from .bank import yaml_quote
+        from .store.bank import yaml_quote
 
         marker = f"turn_key: {yaml_quote(turn_key)}\n".encode()
         bank_dir = locs.memories / slug / "bank"
@@ -424,7 +424,7 @@ def _index_now(locs: Locations, slug: str) -> bool:
 
 
 def context_brief(args: dict, session: Session) -> str:
-    from .brief import DEFAULT_BUDGET, build_brief
+    from .recall.brief import DEFAULT_BUDGET, build_brief
 
     budget = _int(args, "budget", DEFAULT_BUDGET, BRIEF_MIN, BRIEF_MAX)
     brief = build_brief(session.locs, session.cwd, session.harness or "mcp", budget=budget)
@@ -432,8 +432,8 @@ def context_brief(args: dict, session: Session) -> str:
 
 
 def memory_forget(args: dict, session: Session) -> str:
-    from . import forget
-    from .scope import project_slug
+    from .control import forget
+    from .store.scope import project_slug
 
     ids = args.get("ids")
     if isinstance(ids, str):
@@ -475,7 +475,7 @@ class _index:
         self.locs = locs
 
     def __enter__(self):  # type: ignore[no-untyped-def]
-        from . import index
+        from .recall import index
 
         try:
             try:

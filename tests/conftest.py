@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-# shared/ sits beside the repository (here and in CI)
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-FIXTURES = SHARED / "fixtures" / "transcripts"
+# real transcripts from public projects, copied into the repository (SOURCES.md in each folder)
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "real"
 
 HARNESS_ENV = (
     "HARNESSLINK_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "PI_CONFIG_DIR",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harnesslink_core.clock import file_safe, iso, parse_iso
 from harnesslink_core.paths import Locations, locations
-from harnesslink_core.scope import project_slug
+from harnesslink_core.store.scope import project_slug
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -178,7 +178,7 @@ def build_corpus(locs: Locations) -> dict[str, Path]:
 
 def corpus_world(tmp_path: Path) -> tuple[dict[str, str], Locations]:
     """The environment and locations of a world holding `build_corpus`'s entries, indexed."""
-    from harnesslink_core import index
+    from harnesslink_core.recall import index
 
     env = make_env(tmp_path)
     locs = make_locs(tmp_path)

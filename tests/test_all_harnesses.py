@@ -14,8 +14,8 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from harnesslink_core import bank
-from harnesslink_core.autobank import run_pass, widen_window
+from harnesslink_core.banking.autobank import run_pass, widen_window
+from harnesslink_core.store import bank
 
 GENERATED = Path(__file__).resolve().parent / "fixtures" / "generated"
 HOMES = {  # where each harness keeps its transcripts, below HOME

@@ -11,9 +11,10 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from harnesslink_core import autobank, config
-from harnesslink_core.autobank import StopSignal, run_pass, widen_window
-from harnesslink_core.ledger import open_ledger
+from harnesslink_core import config
+from harnesslink_core.banking import autobank
+from harnesslink_core.banking.autobank import StopSignal, run_pass, widen_window
+from harnesslink_core.store.ledger import open_ledger
 from tests.claude_builder import ClaudeSession
 from tests.conftest import FIXTURES
 
@@ -374,7 +375,7 @@ def test_a_pass_with_nothing_new_reads_nothing(locs, isolated_home: Path) -> Non
 
 
 def test_full_disk_is_a_log_line_not_a_crash(locs, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harnesslink_core import bank
+    from harnesslink_core.store import bank
 
     def no_space(*args, **kwargs):
         raise OSError(28, "No space left on device")
@@ -441,7 +442,7 @@ def test_codex_stop_hook_settles_its_turn_before_task_complete_is_written(locs, 
 
 
 def test_an_entry_with_a_revision_is_rewritten_in_place_only_when_it_changes(locs, monkeypatch) -> None:
-    from harnesslink_core.autobank import _Pass
+    from harnesslink_core.banking.autobank import _Pass
     from harnesslink_core.model import Turn
 
     def conversation(steps: int) -> Turn:

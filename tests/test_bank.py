@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harnesslink_core import bank
 from harnesslink_core.model import Action, Turn
 from harnesslink_core.redact import redact
+from harnesslink_core.store import bank
 
 
 def make_turn(**kw) -> Turn:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from harnesslink_core import index, matches
-from harnesslink_core.scope import project_slug
+from harnesslink_core.recall import index, matches
+from harnesslink_core.store.scope import project_slug
 from memory_helpers import at, make_locs, write_entry
 
 CWD = "/home/dev/big"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from harnesslink_core.brief import DEFAULT_BUDGET, build_brief
-from harnesslink_core.scope import project_slug
+from harnesslink_core.recall.brief import DEFAULT_BUDGET, build_brief
+from harnesslink_core.store.scope import project_slug
 from memory_helpers import SHOP, build_corpus, make_locs, write_entry
 
 

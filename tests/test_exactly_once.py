@@ -14,9 +14,9 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from harnesslink_core import bank
-from harnesslink_core.autobank import drain, run_pass
-from harnesslink_core.ledger import RESERVATION_TTL, open_ledger
+from harnesslink_core.banking.autobank import drain, run_pass
+from harnesslink_core.store import bank
+from harnesslink_core.store.ledger import RESERVATION_TTL, open_ledger
 from tests.claude_builder import ClaudeSession
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ def make_sessions(home: Path, sessions: int, turns: int) -> int:
 def pass_process(env: dict[str, str], loops: int) -> subprocess.Popen:
     code = (
         "import sys\n"
-        "from harnesslink_core.autobank import run_pass\n"
+        "from harnesslink_core.banking.autobank import run_pass\n"
         "from harnesslink_core.paths import locations\n"
         f"for _ in range({loops}):\n"
         "    run_pass(locations(), wait=0.05)\n"
@@ -72,7 +72,8 @@ def test_four_processes_racing_over_growing_transcripts_bank_each_turn_once(locs
 # there) and say so, so the test can SIGKILL it exactly there.
 PAUSING_PASS = """
 import os, sys, time
-from harnesslink_core import autobank, bank, ledger
+from harnesslink_core.banking import autobank
+from harnesslink_core.store import bank, ledger
 target, at = sys.argv[1], int(sys.argv[2])
 calls = 0
 def pausing(original):

@@ -9,9 +9,11 @@ import sys
 import time
 from pathlib import Path
 
-from harnesslink_core import autobank, exclusion, hooks, main
-from harnesslink_core.ledger import open_ledger
-from harnesslink_core.scope import project_slug
+from harnesslink_core import hooks, main
+from harnesslink_core.banking import autobank
+from harnesslink_core.control import exclusion
+from harnesslink_core.store.ledger import open_ledger
+from harnesslink_core.store.scope import project_slug
 from tests.claude_builder import ClaudeSession
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,7 +164,7 @@ def test_the_prompt_hook_checks_exclusion_without_yaml(locs, isolated_home, tmp_
     locs.agent_dir.mkdir(parents=True, exist_ok=True)
     locs.config_file.write_text(f"memory:\n  exclude: ['{proj}']\n")
     env = {"HOME": str(isolated_home), "PYTHONPATH": str(ROOT)}
-    code = ("import sys; from harnesslink_core import exclusion; from harnesslink_core.paths import locations\n"
+    code = ("import sys; from harnesslink_core.control import exclusion; from harnesslink_core.paths import locations\n"
             f"r = exclusion.is_excluded(locations(), {str(proj)!r}); print(r); print('yaml' in sys.modules)")
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert first.stdout.split() == ["memory.exclude:", str(proj), "True"]  # the cache is written once

@@ -25,8 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from harnesslink_core import autobank, background, hooks, index, ledger, log, main, projectfiles
+from harnesslink_core import hooks, log, main
+from harnesslink_core.banking import autobank, background
 from harnesslink_core.paths import locations
+from harnesslink_core.recall import index
+from harnesslink_core.store import ledger, projectfiles
 from tests.claude_builder import ClaudeSession
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -326,7 +329,8 @@ def test_locked_index(locs, isolated_home, capsys, monkeypatch):
 
 KILLER = """
 import os, signal, sys
-from harnesslink_core import autobank, bank, ledger, projectfiles, state
+from harnesslink_core.banking import autobank
+from harnesslink_core.store import bank, ledger, projectfiles, state
 from harnesslink_core.paths import locations
 
 point = sys.argv[1]
@@ -353,7 +357,7 @@ elif point == "summary":
         return real_link(src, dst, *a, **k)
     os.link = link
 elif point == "index":
-    from harnesslink_core import index
+    from harnesslink_core.recall import index
     index._insert_doc = die
 autobank.run_pass(locations())
 print("not killed")

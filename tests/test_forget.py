@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from harnesslink_core import autobank, brief, forget, index, main
-from harnesslink_core.ledger import open_ledger
-from harnesslink_core.scope import project_slug
+from harnesslink_core import main
+from harnesslink_core.banking import autobank
+from harnesslink_core.control import forget
+from harnesslink_core.recall import brief, index
+from harnesslink_core.store.ledger import open_ledger
+from harnesslink_core.store.scope import project_slug
 from tests.claude_builder import ClaudeSession
 
 APP = "/work/app"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from harnesslink_core import index
-from harnesslink_core.brief import build_brief
-from harnesslink_core.framing import TAG, cut, frame, neutralise
 from harnesslink_core.harnesses.base import INJECTED_TAG, is_injected, strip_injected
-from harnesslink_core.matches import find_matches, render
-from harnesslink_core.scope import scope_for
+from harnesslink_core.recall import index
+from harnesslink_core.recall.brief import build_brief
+from harnesslink_core.recall.framing import TAG, cut, frame, neutralise
+from harnesslink_core.recall.matches import find_matches, render
+from harnesslink_core.store.scope import scope_for
 from memory_helpers import SHOP, make_locs, write_entry
 
 HOSTILE = (

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harnesslink_core import handoff, handoff_build, hooks
+from harnesslink_core import hooks
 from harnesslink_core.commands import resume
 from harnesslink_core.sessions import claude_code as claude_sessions
 from harnesslink_core.sessions import codex as codex_sessions
+from harnesslink_core.sessions import handoff, handoff_build
 from tests.claude_builder import ClaudeSession
 from tests.memory_helpers import REPO, write_entry
 from tests.session_builders import CodexWriter

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from harnesslink_core import index
 from harnesslink_core.hooks import answer
+from harnesslink_core.recall import index
 from memory_helpers import REPO, SHOP, build_corpus, corpus_world, make_env, make_locs, run_hook
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"

@@ -22,18 +22,19 @@ from memory_helpers import REPO, SHOP, corpus_world
 HEAVY = {
     "pathlib", "dataclasses", "enum", "inspect", "typing", "logging", "subprocess", "urllib", "yaml",
     "frontmatter", "filelock", "orjson", "re", "json", "datetime", "sqlite3", "argparse", "hashlib",
-    "harnesslink_core.autobank", "harnesslink_core.ledger", "harnesslink_core.harnesses", "harnesslink_core.entries",
-    "harnesslink_core.clock", "harnesslink_core.config", "harnesslink_core.bank",
+    "harnesslink_core.banking.autobank", "harnesslink_core.store.ledger", "harnesslink_core.harnesses",
+    "harnesslink_core.store.entries", "harnesslink_core.clock", "harnesslink_core.config", "harnesslink_core.store.bank",
     "functools", "collections",  # what _sqlite3 would import, but for harnesslink_core.fastsqlite
 }
-CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.background", "harnesslink_core.log",
-        "harnesslink_core.wirejson", "harnesslink_core.hooks", "_json", "__future__"}
-DECIDE = {"harnesslink_core.scope", "harnesslink_core.terms", "harnesslink_core.lexicon", "harnesslink_core.tokens",
-          "harnesslink_core.exclusion"}
-SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.index", "harnesslink_core.matches",
-          "harnesslink_core.framing", "harnesslink_core.injected", "harnesslink_core.fingerprint", "math", "_blake2",
-          "_functools"}
-BRIEF = {"harnesslink_core.brief", "harnesslink_core.handoff"}
+CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.banking", "harnesslink_core.banking.background",
+        "harnesslink_core.log", "harnesslink_core.wirejson", "harnesslink_core.hooks", "_json", "__future__"}
+DECIDE = {"harnesslink_core.store", "harnesslink_core.store.scope", "harnesslink_core.recall", "harnesslink_core.recall.terms",
+          "harnesslink_core.recall.lexicon", "harnesslink_core.recall.tokens", "harnesslink_core.control",
+          "harnesslink_core.control.exclusion"}
+SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.recall.index", "harnesslink_core.recall.matches",
+          "harnesslink_core.recall.framing", "harnesslink_core.recall.injected", "harnesslink_core.recall.fingerprint",
+          "math", "_blake2", "_functools"}
+BRIEF = {"harnesslink_core.recall.brief", "harnesslink_core.sessions", "harnesslink_core.sessions.handoff"}
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 
@@ -70,7 +71,7 @@ def heavy_in(modules: set[str]) -> set[str]:
 @pytest.fixture
 def world(tmp_path):
     env, locs = corpus_world(tmp_path)
-    from harnesslink_core import autobank
+    from harnesslink_core.banking import autobank
 
     autobank.run_pass(locs)  # the ledger exists, as on any machine where the hooks have run
     return env, locs
@@ -78,7 +79,7 @@ def world(tmp_path):
 
 def fresh_stamp(locs) -> None:
     """A pass ran a moment ago: the hooks have no reason to start one."""
-    from harnesslink_core import background
+    from harnesslink_core.banking import background
 
     background.mark_pass(locs)
 
@@ -115,7 +116,7 @@ def test_a_prompt_that_searches_imports_only_the_search(world):
     assert extra <= CORE | DECIDE | SEARCH, sorted(extra - CORE - DECIDE - SEARCH)
     assert not heavy_in(modules)
     # and it did search, inject and remember (the ledger is written without opening it the heavy way)
-    from harnesslink_core.injected import injected_ids
+    from harnesslink_core.recall.injected import injected_ids
 
     assert injected_ids(locs, "claude-code", "s-allow")
 
@@ -135,7 +136,7 @@ def test_session_start_imports_only_the_brief(world, harness):
 # stop and pre-compact run a pass (they must: the turn just ended): they may import the pass (dataclasses,
 # pathlib, filelock and with it logging), but not what no pass needs.
 PASS_NEVER = {"argparse", "subprocess", "email", "http", "asyncio", "ssl", "json.tool", "unittest",
-              "harnesslink_core.matches", "harnesslink_core.brief", "harnesslink_core.wiring"}
+              "harnesslink_core.recall.matches", "harnesslink_core.recall.brief", "harnesslink_core.wiring"}
 
 
 @pytest.mark.parametrize("event", ["stop", "pre-compact"])
@@ -144,7 +145,7 @@ def test_stop_and_pre_compact_import_the_pass_but_nothing_it_does_not_use(world,
     transcript = tmp_path / "home" / "none.jsonl"
     modules = hook_modules(env, event, "--harness", "claude-code",
                            payload={"session_id": "s", "cwd": SHOP, "transcript_path": str(transcript)})
-    assert "harnesslink_core.autobank" in modules
+    assert "harnesslink_core.banking.autobank" in modules
     never = {m for m in modules if m in PASS_NEVER or any(m.startswith(n + ".") for n in PASS_NEVER)}
     assert not never, sorted(never)
 
@@ -152,7 +153,7 @@ def test_stop_and_pre_compact_import_the_pass_but_nothing_it_does_not_use(world,
 def test_reading_what_a_session_was_given_leaves_no_connection_to_carry_across_the_fork(world):
     """The hook forks after its answer; a ledger connection open at that moment made the child's
     record vanish (SQLite's lock bookkeeping is per process), one run in three on this machine."""
-    from harnesslink_core.injected import Given
+    from harnesslink_core.recall.injected import Given
 
     _, locs = world
     writer = Given(locs, "codex", "s-read")
@@ -165,7 +166,7 @@ def test_reading_what_a_session_was_given_leaves_no_connection_to_carry_across_t
 
 def test_the_given_entries_are_recorded_after_the_answer_and_never_given_twice(world):
     """A hook process answers first; a forked child records what the session was given."""
-    from harnesslink_core.injected import injected_ids
+    from harnesslink_core.recall.injected import injected_ids
     from memory_helpers import run_hook
 
     env, locs = world

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from harnesslink_core import index
-from harnesslink_core.entries import read_entry
-from harnesslink_core.scope import linked_projects, project_slug, scope_for
+from harnesslink_core.recall import index
+from harnesslink_core.store.entries import read_entry
+from harnesslink_core.store.scope import linked_projects, project_slug, scope_for
 from memory_helpers import REPO, SHOP, make_env, make_locs, write_entry
 
 LEGACY = """---

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from harnesslink_core import ledger as ledger_mod
-from harnesslink_core.ledger import MIGRATIONS, migrate, open_ledger
+from harnesslink_core.store import ledger as ledger_mod
+from harnesslink_core.store.ledger import MIGRATIONS, migrate, open_ledger
 
 
 def test_migrate_blank_creates_the_schema() -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harnesslink_core import index
-from harnesslink_core.matches import BUDGET, find_matches, meaningful_terms, prompt_terms, render, skip_reason
-from harnesslink_core.scope import project_slug, scope_for
+from harnesslink_core.recall import index
+from harnesslink_core.recall.matches import BUDGET, find_matches, prompt_terms, render
+from harnesslink_core.recall.terms import meaningful_terms, skip_reason
+from harnesslink_core.store.scope import project_slug, scope_for
 from memory_helpers import BLOG, SHOP, build_corpus, make_locs, write_entry
 
 
@@ -144,7 +145,7 @@ def test_a_huge_prompt_is_judged_by_its_start(world):
 
 
 def test_old_entries_are_still_found_when_recent_ones_do_not_match(tmp_path, monkeypatch):
-    from harnesslink_core import matches
+    from harnesslink_core.recall import matches
 
     monkeypatch.setattr(matches, "RECENT_WINDOW", 3)
     locs = make_locs(tmp_path)

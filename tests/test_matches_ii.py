@@ -8,12 +8,17 @@ import time
 
 import pytest
 
-from harnesslink_core import index, lexicon
-from harnesslink_core.fingerprint import resemblance, same_content, sketch
-from harnesslink_core.matches import find_matches, meaningful_terms, prompt_terms, prompt_vocabulary, render
-from harnesslink_core.scope import scope_for
-from harnesslink_core.tokens import Compound, derived_keys, prompt_tokens
+from harnesslink_core.recall import index, lexicon
+from harnesslink_core.recall.fingerprint import resemblance, same_content, sketch
+from harnesslink_core.recall.matches import find_matches, prompt_terms, prompt_vocabulary, render
+from harnesslink_core.recall.terms import is_filler, meaningful_terms
+from harnesslink_core.recall.tokens import Compound, derived_keys, prompt_tokens
+from harnesslink_core.store.scope import scope_for
 from memory_helpers import SHOP, make_env, make_locs, run_hook, write_entry
+
+
+def not_filler(word: str) -> bool:
+    return not is_filler(word)
 
 
 def _bank(tmp_path, entries, *, filler=30):
@@ -59,7 +64,7 @@ def test_versions_numbers_identifiers_and_file_names_stay_whole_in_the_prompt():
 
 
 def test_the_index_stores_each_identifiers_other_spelling():
-    keys = derived_keys("applyDiscount() sets ProcessedEvent.stripe_event_id; HTTPServer; GitHub")
+    keys = derived_keys("applyDiscount() sets ProcessedEvent.stripe_event_id; HTTPServer; GitHub", not_filler)
     assert keys.split() == ["apply", "discount", "processed", "event", "stripeeventid", "http", "server"]
 
 
@@ -104,8 +109,8 @@ def test_a_name_and_its_version_meet_a_few_words_apart(tmp_path):
     decision = find_matches(conn, "moving to airflow 2.10, what had to change", scope_for(locs, SHOP))
     assert titles(decision)[:1] == ["Upgrade Airflow from 2.7 to 2.10 and fix the deprecation warnings"]
     assert "airflow 2.10" in decision.hits[0].matched
-    assert "airflow2.10" in derived_keys("Upgrade Airflow from 2.7 to 2.10").split()
-    assert "expo52" in derived_keys("Expo SDK 51 to SDK 52").split()
+    assert "airflow2.10" in derived_keys("Upgrade Airflow from 2.7 to 2.10", not_filler).split()
+    assert "expo52" in derived_keys("Expo SDK 51 to SDK 52", not_filler).split()
 
 
 def test_one_identifier_or_release_is_enough_to_ask_with(tmp_path):

@@ -53,7 +53,7 @@ def text_of(result) -> str:
 
 
 def bank_files(world: dict, cwd: Path | None = None) -> list[Path]:
-    from harnesslink_core.scope import project_slug
+    from harnesslink_core.store.scope import project_slug
 
     return sorted((world["locs"].memories / project_slug(str(cwd or world["project"])) / "bank").glob("*.md"))
 
@@ -194,7 +194,7 @@ async def test_another_projects_entry_is_not_returned_unless_linked_or_asked_for
         everywhere = await client.call_tool("memory_search", {**query, "all_projects": True})
         assert "Invoice rounding" in text_of(everywhere)
 
-    from harnesslink_core.scope import project_slug
+    from harnesslink_core.store.scope import project_slug
 
     (world["locs"].memories / project_slug(str(world["project"])) / "linked.txt").write_text(f"{world['other']}\n")
     async with server(world) as client:
@@ -238,7 +238,7 @@ async def test_codex_turn_metadata_decides_the_project(world: dict) -> None:
 
 
 async def test_memory_forget_forgets_only_this_projects_own_entries(world: dict) -> None:
-    from harnesslink_core.scope import project_slug
+    from harnesslink_core.store.scope import project_slug
 
     theirs = write_entry(world["locs"], str(world["other"]), title="Billing export runs nightly",
                          result="The billing export cron runs nightly at 02:00.")

@@ -144,8 +144,8 @@ def test_answering_tools_list_imports_nothing_it_does_not_need(tmp_path: Path) -
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1, 2]
     modules = set(json.loads(done.stderr.strip().splitlines()[-1]))
     unwanted = {"yaml", "frontmatter", "filelock", "orjson", "sqlite3", "argparse", "subprocess", "logging",
-                "harnesslink_core.index", "harnesslink_core.entries", "harnesslink_core.autobank",
-                "harnesslink_core.harnesses", "harnesslink_core.brief", "harnesslink_core.matches"}
+                "harnesslink_core.recall.index", "harnesslink_core.store.entries", "harnesslink_core.banking.autobank",
+                "harnesslink_core.harnesses", "harnesslink_core.recall.brief", "harnesslink_core.recall.matches"}
     assert not modules & unwanted, modules & unwanted
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harnesslink_core import autobank
+from harnesslink_core.banking import autobank
 from harnesslink_core.harnesses import claude_code, codex, omp, pi
 from harnesslink_core.harnesses.base import our_tool
 from harnesslink_core.paths import locations

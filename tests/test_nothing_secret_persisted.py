@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from harnesslink_core import autobank, hooks, log, main
-from harnesslink_core.ledger import open_ledger
+from harnesslink_core import hooks, log, main
+from harnesslink_core.banking import autobank
 from harnesslink_core.redact import PATTERNS
+from harnesslink_core.store.ledger import open_ledger
 from tests.test_all_harnesses import GENERATED, HOMES
 
 # kind -> (text planted, the part that must never be stored)

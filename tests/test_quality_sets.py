@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks import corpus, quality
-from harnesslink_core import index
 from harnesslink_core.paths import locations
-from harnesslink_core.scope import project_slug
+from harnesslink_core.recall import index
+from harnesslink_core.store.scope import project_slug
 
 HARNESSES = {"claude-code", "codex", "pi", "omp"}
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harnesslink_core import handoff
 from harnesslink_core.commands import resume
 from harnesslink_core.main import main
+from harnesslink_core.sessions import handoff
 from tests.claude_builder import ClaudeSession
 from tests.session_builders import CodexWriter
 from tests.test_sessions import _install_fixture_world

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harnesslink_core import sessions
+from harnesslink_core.sessions import base as sessions
 from harnesslink_core.sessions import claude_code, codex, pi_family
 from tests.conftest import FIXTURES
 from tests.session_builders import ClaudeWriter, CodexWriter, PiWriter

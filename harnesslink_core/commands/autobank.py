@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import autobank
+from ..banking import autobank
 from ..paths import Locations
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..brief import DEFAULT_BUDGET, build_brief
 from ..paths import Locations
+from ..recall.brief import DEFAULT_BUDGET, build_brief
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

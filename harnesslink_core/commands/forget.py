@@ -8,9 +8,9 @@ import os
 import sys
 import time
 
-from .. import forget
+from ..control import forget
 from ..paths import Locations
-from ..scope import is_safe_slug, project_slug
+from ..store.scope import is_safe_slug, project_slug
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

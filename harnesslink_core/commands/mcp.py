@@ -14,9 +14,8 @@ import argparse
 import json
 import sys
 
-from ..paths import Locations
-
 from ..mcp_server import HARNESSES
+from ..paths import Locations
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

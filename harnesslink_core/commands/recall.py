@@ -9,10 +9,10 @@ import re
 import sys
 import time
 
-from .. import index
-from ..matches import meaningful_terms
 from ..paths import Locations
-from ..scope import scope_for
+from ..recall import index
+from ..recall.terms import meaningful_terms
+from ..store.scope import scope_for
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from .. import index
 from ..paths import Locations
+from ..recall import index
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

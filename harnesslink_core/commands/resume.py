@@ -23,10 +23,10 @@ import subprocess
 import sys
 import time
 
-from .. import handoff, handoff_build
 from ..log import error as log_error
 from ..paths import Locations
-from ..sessions import BRIEF_THRESHOLD, HARNESSES, Session, find_by_prefix, list_sessions, source
+from ..sessions import handoff, handoff_build
+from ..sessions.base import BRIEF_THRESHOLD, HARNESSES, Session, find_by_prefix, list_sessions, source
 
 DEFAULT_LIMIT = 10
 
@@ -193,14 +193,14 @@ def hand_over(locs: Locations, session: Session, target: str, *, launch: bool) -
 
 def prepare(locs: Locations, session: Session, target: str) -> str:
     """Bank what the session finished (so the handoff can point at its entries), then save the handoff."""
-    from ..exclusion import is_excluded
+    from ..control.exclusion import is_excluded
 
     reason = is_excluded(locs, session.cwd)
     if reason:
         raise ResumeError(f"{session.cwd} is kept out of HarnessLink memory ({reason}), so nothing is handed over; "
                           f"resume it natively: {handoff_build.native_command(session)}")
     try:
-        from ..autobank import run_pass
+        from ..banking.autobank import run_pass
 
         run_pass(locs, paths=[session.path], harnesses=[session.harness], wait=5.0)
     except Exception as exc:  # noqa: BLE001 - the handoff reads the transcript itself; banking only adds paths

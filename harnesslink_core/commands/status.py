@@ -9,10 +9,10 @@ import time
 from typing import Any
 
 from .. import clock, config
+from ..banking.autobank import KEPT_OUT
 from ..harnesses import registry
-from ..ledger import open_ledger
-from ..autobank import KEPT_OUT
 from ..paths import Locations
+from ..store.ledger import open_ledger
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -19,7 +19,6 @@ the reader are shared with pi in `pi_family.py`.
 from __future__ import annotations
 
 import os
-
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

@@ -7,7 +7,6 @@ The file format and the reader are shared with omp in `pi_family.py`.
 from __future__ import annotations
 
 import os
-
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

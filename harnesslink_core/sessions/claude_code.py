@@ -17,7 +17,7 @@ from typing import Any
 
 from ..harnesses import claude_code as reader
 from ..paths import Locations
-from . import Estimate, Session, estimate_from_tail, head_records, number, one_line, tokens_of
+from .base import Estimate, Session, estimate_from_tail, head_records, number, one_line, tokens_of
 
 NAME = "claude-code"
 EXECUTABLE = "claude"

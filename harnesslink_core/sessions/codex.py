@@ -18,8 +18,17 @@ from typing import Any
 
 from ..harnesses import codex as reader
 from ..paths import Locations
-from . import Estimate, Session, estimate_from_tail, first_line_bytes, head_records, number, one_line, tokens_of
-from . import uuid_in
+from .base import (
+    Estimate,
+    Session,
+    estimate_from_tail,
+    first_line_bytes,
+    head_records,
+    number,
+    one_line,
+    tokens_of,
+    uuid_in,
+)
 
 NAME = "codex"
 EXECUTABLE = "codex"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..harnesses import pi as reader
 from ..paths import Locations
-from . import Session, pi_family
+from . import pi_family
+from .base import Session
 from .pi_family import id_from_name  # noqa: F401 - part of this module's interface
 
 NAME = "pi"

@@ -92,7 +92,7 @@ def write_hook_launcher(target: Path) -> None:
     """Replace pip's `context-hook` script with one that starts only what the hook needs.
 
     pip's console scripts `import re` to tidy `sys.argv[0]`; with `enum` behind it that is
-    about half a bare interpreter's start, paid by every hook call (issue 9). The launcher
+    about half a bare interpreter's start, paid by every hook call. The launcher
     also runs Python with `-I -S`: isolated (no PYTHONPATH or user site from the harness's
     environment can shadow our modules) and without `site`, whose start-up work (and the
     `.pth` files of the venv's setuptools) no hook needs; the venv's site-packages is put on

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harnesslink_core.matches import BUDGET as MATCHES_BUDGET
+from harnesslink_core.recall.matches import BUDGET as MATCHES_BUDGET
 
 from .harnesses import DRIVERS, Driver, Sandbox
 

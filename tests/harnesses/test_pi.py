@@ -23,11 +23,11 @@ from tests.conftest import FIXTURES as SHARED_FIXTURES
 
 _HERE = Path(__file__).resolve().parent
 FIXTURES = SHARED_FIXTURES / "pi-omp"
-CASS = FIXTURES / "Dicklesworthstone__coding_agent_session_search__2024-01-15T10-30-00-000Z_abc12345-1234-5678-9abc-def012345678.jsonl"
+V1_FEATURES = _HERE.parent / "fixtures" / "written" / "pi" / "2024-03-02T09-15-00-000Z_5f0c2a9e-7d41-4c3b-9e2a-1b6d8c4f7a30.jsonl"
 PI_LARGE = FIXTURES / "badlogic__pi-mono__large-session.head.jsonl"
 PI_COMPACTION = FIXTURES / "badlogic__pi-mono__before-compaction.excerpt.jsonl"
 OMP_LARGE = FIXTURES / "yorha2B0826__oh-my-pi__large-session.head.jsonl"
-ALL_FIXTURES = [CASS, PI_LARGE, PI_COMPACTION, OMP_LARGE]
+ALL_FIXTURES = [V1_FEATURES, PI_LARGE, PI_COMPACTION, OMP_LARGE]
 BIG = 1 << 40
 
 
@@ -96,9 +96,9 @@ def lines_of(path: Path) -> list[bytes]:
 # -- the real fixtures ----------------------------------------------------------
 
 EXPECTED = {
-    CASS.name: [
-        ("How do I create a Rust struct with a gen", [], "Here's how to create a Rust struct with ", True),
-        ("Can you show me a tool call example?", ["read"], "Let me read a file to demonstrate:", False),
+    V1_FEATURES.name: [
+        ("How do I stop a goroutine when the reque", [], "Select on `ctx.Done()` inside the loop a", True),
+        ("Can you read the worker file first?", ["read"], "Reading worker.go to see where the loop ", False),
     ],
     PI_LARGE.name: [
         ("/mode", [], "", True),
@@ -123,7 +123,7 @@ EXPECTED = {
 }
 
 SESSIONS = {
-    CASS.name: ("abc12345-1234-5678-9abc-def012345678", "/Users/test/project"),
+    V1_FEATURES.name: ("5f0c2a9e-7d41-4c3b-9e2a-1b6d8c4f7a30", "/home/dev/queue-worker"),
     PI_LARGE.name: ("d703a1a9-1b7b-4fb1-b512-c9738b1fe617", "/Users/badlogic/workspaces/pi-mono"),
     PI_COMPACTION.name: ("ffae836b-9420-4060-ac13-7745215f90ff", "/Users/badlogic/workspaces/pi-mono"),
     OMP_LARGE.name: ("d703a1a9-1b7b-4fb1-b512-c9738b1fe617", "/Users/badlogic/workspaces/pi-mono"),
@@ -164,12 +164,12 @@ def test_turn_ids_survive_pis_rewrite_of_a_v1_file_with_fresh_entry_ids():
 
 
 def test_v1_session_id_falls_back_to_the_filename_uuid(tmp_path: Path):
-    lines = lines_of(CASS)
-    path = tmp_path / CASS.name.split("__")[-1]
+    lines = lines_of(V1_FEATURES)
+    path = tmp_path / V1_FEATURES.name
     path.write_bytes(b"".join(lines[1:]))  # no header line
     reading = read_all(pi, path)
-    assert reading.session.session_id == "abc12345-1234-5678-9abc-def012345678"
-    assert [t.session_id for t in reading.turns] == ["abc12345-1234-5678-9abc-def012345678"] * 2
+    assert reading.session.session_id == "5f0c2a9e-7d41-4c3b-9e2a-1b6d8c4f7a30"
+    assert [t.session_id for t in reading.turns] == ["5f0c2a9e-7d41-4c3b-9e2a-1b6d8c4f7a30"] * 2
 
 
 # -- transcripts generated with the real CLI (tests/fixtures/generated/<harness>/) ------------
@@ -421,7 +421,7 @@ def _read_in_chunks(module: Any, path: Path, budget: int) -> tuple[dict[str, Any
 
 
 @pytest.mark.parametrize("budget", [0, 1, 5_000, 80_000])
-@pytest.mark.parametrize("path", [CASS, PI_LARGE, OMP_LARGE], ids=lambda p: p.name[:30])
+@pytest.mark.parametrize("path", [V1_FEATURES, PI_LARGE, OMP_LARGE], ids=lambda p: p.name[:30])
 def test_reads_in_budgeted_chunks_equal_one_read(path: Path, budget: int):
     module = omp if path == OMP_LARGE else pi
     whole = {t.turn_id: t for t in read_all(module, path).turns}
@@ -590,7 +590,7 @@ def test_random_json_lines_never_raise(tmp_path: Path, lines: list[Any], budget:
 @FUZZ
 @given(picks=st.lists(st.tuples(st.integers(0, 200), st.floats(0, 1)), min_size=1, max_size=12), junk=st.binary(max_size=40))
 def test_truncated_real_lines_never_raise(tmp_path: Path, picks: list[tuple[int, float]], junk: bytes):
-    pool = lines_of(CASS) + lines_of(OMP_LARGE)[:8] + lines_of(PI_COMPACTION)[:10]
+    pool = lines_of(V1_FEATURES) + lines_of(OMP_LARGE)[:8] + lines_of(PI_COMPACTION)[:10]
     out = []
     for index, fraction in picks:
         line = pool[index % len(pool)]

@@ -1,0 +1,660 @@
+"""The autobank pass (SPEC §5): read new transcript bytes, settle turns, bank each exactly once.
+
+One pass at a time holds `autobank.lock`; a hook that finds it taken does
+not wait (except a stop signal, briefly). For each enabled harness the pass stats every transcript, reads
+only files that changed (or hold a turn that may now settle by the quiet
+rule), from where the last read left the first unsettled turn, within a
+byte budget. Settled turns are reserved in the ledger, written, then marked
+banked; the projects it touched get their MAIN.md, summaries, state files
+and search index refreshed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from .. import clock, config, log
+from ..control import exclusion
+from ..harnesses import registry
+from ..harnesses.base import Harness, file_digest, is_our_action
+from ..model import StateUpdate, Turn
+from ..paths import Locations
+from ..store import bank, projectfiles, state
+from ..store.ledger import FileRecord, Ledger, open_ledger, owner_id, tombstones
+from . import background
+
+DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
+FIRST_WINDOW = 30 * 86400
+QUIET = 300.0  # a transcript quiet this long settles its answered last turn
+GIVE_UP = 7 * 86400.0  # a turn still waiting after this long is dropped
+SKIP_RESULT_CHARS = 200
+HEAD_BYTES = 4096  # digests that tell a file replaced or rewritten from one that grew
+ANCHOR_BYTES = 256
+STOP_WAIT = 10.0  # a stop signal waits this long for a running pass
+STOP_RETRIES = 20  # ... and re-reads a transcript that lags behind the hook this often
+STOP_RETRY_DELAY = 0.1
+DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
+CWD_PEEK_BYTES = 256 * 1024  # how far into a transcript we look for its cwd before reading it
+KEPT_OUT = "kept out: "  # `files.excluded` of a transcript whose project is kept out (exclusion.py)
+TEMP_STALE = 600.0  # a temporary file this old was left by a writer that died: removed
+
+
+@dataclass
+class StopSignal:
+    """A harness told us a session's turn just ended (its Stop hook, or our extension's end of run)."""
+
+    harness: str
+    session_id: str
+    transcript_path: str | None
+    at: float
+    last_message: str | None = None
+    turn_id: str | None = None  # Codex names the turn that ended
+
+
+@dataclass
+class PassReport:
+    locked: bool = False
+    disabled: bool = False
+    banked: int = 0
+    skipped: int = 0
+    dropped: int = 0
+    duplicates: int = 0
+    excluded: int = 0  # turns of projects kept out (memory.exclude, .harnesslink-off)
+    bytes_read: int = 0
+    backlog: int = 0  # transcripts with unread bytes left for a later pass
+    errors: int = 0
+    failure: str | None = None  # the last write that failed (full disk, permissions, database), in one line
+    touched: set[str] = field(default_factory=set)  # project slugs
+    entries: list[Path] = field(default_factory=list)
+    open_turns: int = 0
+    stop_waiting: bool = False  # the stopped session's last turn is not in its transcript yet
+
+
+def run_pass(
+    locs: Locations,
+    *,
+    paths: list[Path] | None = None,
+    stop: StopSignal | None = None,
+    harnesses: list[str] | None = None,
+    budget: int = DEFAULT_BUDGET,
+    wait: float = 0.0,
+    now: float | None = None,
+) -> PassReport:
+    """One incremental pass. Never raises for a transcript's fault; returns at once if another pass runs.
+
+    With a stop signal it waits (up to STOP_WAIT seconds) for a running pass instead: the harness
+    waits for its Stop hook anyway, and the turn should be in the bank when the CLI exits.
+    """
+    if stop is not None:
+        wait = max(wait, STOP_WAIT)
+    locs.agent_dir.mkdir(parents=True, exist_ok=True)
+    ledger = open_ledger(locs)
+    try:
+        if stop is not None:
+            ledger.note_stop(stop.harness, stop.session_id, stop.at)
+        lock = FileLock(str(locs.pass_lock))
+        try:
+            lock.acquire(timeout=wait)
+        except Timeout:
+            return PassReport(locked=True)
+        try:
+            report = PassReport()
+            for _ in range(STOP_RETRIES):
+                report = _Pass(locs, ledger, budget, now if now is not None else clock.now()).run(
+                    harnesses=harnesses, paths=paths, stop=stop
+                )
+                if not report.stop_waiting:
+                    break
+                # the harness said the turn ended, but its transcript lags behind: give it a moment
+                time.sleep(STOP_RETRY_DELAY)
+            return report
+        finally:
+            lock.release()
+    finally:
+        ledger.close()
+
+
+def widen_window(locs: Locations, days: float, harnesses: list[str] | None = None) -> list[str]:
+    """`backfill --days N`: bank turns from the last N days and re-read every transcript once."""
+    names = _enabled(locs, harnesses)
+    ledger = open_ledger(locs)
+    try:
+        start = clock.now() - days * 86400
+        for name in names:
+            row = ledger.harness_row(name)
+            window = min(row[0], start) if row else start
+            with ledger.write():
+                ledger.set_harness(name, window_start=window, enabled=True)
+                ledger.reset_positions(name)
+    finally:
+        ledger.close()
+    return names
+
+
+def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 600.0,
+          progress: Callable[[PassReport, int], None] | None = None, max_passes: int = 100_000) -> PassReport:
+    """Run passes until no backlog is left; the totals of all of them."""
+    total = PassReport()
+    for n in range(max_passes):
+        report = run_pass(locs, harnesses=harnesses, wait=wait)
+        if report.locked:
+            total.locked = True
+            break
+        for name in ("banked", "skipped", "dropped", "duplicates", "excluded", "bytes_read", "errors"):
+            setattr(total, name, getattr(total, name) + getattr(report, name))
+        total.touched |= report.touched
+        total.failure = report.failure or total.failure
+        total.entries += report.entries
+        total.backlog, total.open_turns, total.disabled = report.backlog, report.open_turns, report.disabled
+        if progress:
+            progress(total, n + 1)
+        if report.backlog == 0 or report.disabled or report.bytes_read == 0:
+            break
+        time.sleep(DRAIN_PAUSE)
+    return total
+
+
+def _enabled(locs: Locations, requested: list[str] | None) -> list[str]:
+    switches = config.switches(locs)
+    if not switches.auto_bank:
+        return []
+    names = [n for n in switches.autobank if n in registry.MODULES]
+    return [n for n in names if requested is None or n in requested]
+
+
+class _Pass:
+    def __init__(self, locs: Locations, ledger: Ledger, budget: int, now: float):
+        self.locs = locs
+        self.ledger = ledger
+        self.budget = budget
+        self.now = now
+        self.owner = owner_id()
+        self.report = PassReport()
+        self.sessions: dict[tuple[str, str], tuple[str, list[StateUpdate]]] = {}
+        self.listings: dict[Path, set[str]] = {}
+        self.kept_out_cwds: dict[str, str | None] = {}
+
+    def run(self, *, harnesses: list[str] | None, paths: list[Path] | None, stop: StopSignal | None) -> PassReport:
+        switches = config.switches(self.locs)
+        if switches.problem:
+            log.warning(self.locs, switches.problem)
+        if not switches.auto_bank:
+            self.report.disabled = True
+            return self.report
+        enabled = _enabled(self.locs, harnesses)
+        self._note_disabled(enabled, harnesses)
+        for name in enabled:
+            try:
+                harness = registry.get(name)
+            except ImportError:
+                continue
+            try:
+                self._harness(name, harness, paths, stop)
+            except Exception as exc:  # noqa: BLE001 - one harness's fault must not stop the others
+                self._error(f"{name}: pass failed: {exc!r}", name, None, exc)
+        self._finish_projects()
+        if paths is None:
+            background.mark_pass(self.locs)
+        return self.report
+
+    def _note_disabled(self, enabled: list[str], requested: list[str] | None) -> None:
+        """A harness turned off pauses; turned back on, it banks the last 30 days, not the gap."""
+        for name in registry.MODULES:
+            if requested is not None and name not in requested:
+                continue
+            row = self.ledger.harness_row(name)
+            if name not in enabled and row and row[1]:
+                self.ledger.set_harness(name, enabled=False)
+            elif name in enabled and row and not row[1]:
+                self.ledger.set_harness(name, enabled=True, window_start=max(row[0], self.now - FIRST_WINDOW))
+
+    # -- one harness -----------------------------------------------------
+    def _harness(self, name: str, harness: Harness, paths: list[Path] | None, stop: StopSignal | None) -> None:
+        row = self.ledger.harness_row(name)
+        if row is None:
+            self.ledger.set_harness(name, window_start=self.now - FIRST_WINDOW, enabled=True)
+            window = self.now - FIRST_WINDOW
+        else:
+            window = row[0]
+        records = self.ledger.files(name)
+        if paths is None:
+            # plain strings: building 10,000 Path objects would cost more than the rest of a no-op pass
+            found = [os.fspath(f) for f in harness.iter_transcripts(self.locs)]
+            present = set(found)
+            gone = [p for p in records if p not in present]
+            if gone:
+                self.ledger.forget_files(gone)
+        else:
+            found = [str(p) for p in paths if p.is_file()]
+        todo: list[tuple[float, str, os.stat_result, FileRecord | None]] = []
+        for path in found:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            rec = records.get(path)
+            if self._needs_read(path, st, rec, window, name, stop):
+                todo.append((st.st_mtime, path, st, rec))
+        todo.sort(key=lambda item: item[0])
+        remaining = self.budget
+        for _, path, st, rec in todo:
+            if remaining <= 0:
+                self.report.backlog += 1
+                continue
+            try:
+                remaining -= self._read_file(name, harness, Path(path), st, rec, window, remaining, stop)
+            except Exception as exc:  # noqa: BLE001 - a transcript we cannot read is a log line
+                self._error(f"{path}: {exc!r}", name, str(path), exc)
+        self.ledger.set_harness(name, last_pass=self.now, backlog=self.report.backlog)
+
+    def _needs_read(self, path: str, st: os.stat_result, rec: FileRecord | None, window: float,
+                    name: str, stop: StopSignal | None) -> bool:
+        if rec is None or rec.read_end is None:
+            if st.st_mtime < window:
+                if rec is None:  # remember it unopened, so the next pass skips it with one stat
+                    self.ledger.save_file(FileRecord(path, name, st.st_dev, st.st_ino, st.st_size,
+                                                     st.st_mtime, None, 0, None, None, "{}", None, None, None,
+                                                     0, None, 0))
+                return False
+            return True
+        unchanged = (rec.size, rec.mtime, rec.ino) == (st.st_size, st.st_mtime, st.st_ino)
+        if not unchanged:
+            return True
+        if rec.open_turns == 0:
+            return False
+        if stop is not None and rec.session_id == stop.session_id:
+            return True
+        return rec.next_check is not None and self.now >= rec.next_check
+
+    def _kept_out(self, cwd: str | None) -> str | None:
+        if not cwd:
+            return None
+        if cwd not in self.kept_out_cwds:
+            self.kept_out_cwds[cwd] = exclusion.is_excluded(self.locs, cwd)
+        return self.kept_out_cwds[cwd]
+
+    def _skip_kept_out(self, name: str, path: Path, st: os.stat_result, rec: FileRecord | None) -> bool:
+        """A transcript of a project kept out is not read past its cwd: remember it as read to its end."""
+        cwd = rec.cwd if rec and rec.cwd else _peek_cwd(path)
+        reason = self._kept_out(cwd)
+        if reason is None:
+            return False
+        self.ledger.save_file(FileRecord(
+            str(path), name, st.st_dev, st.st_ino, st.st_size, st.st_mtime, st.st_size, st.st_size, None, None,
+            "{}", rec.session_id if rec else None, cwd, KEPT_OUT + reason, 0, None, rec.bad_lines if rec else 0))
+        return True
+
+    def _read_file(self, name: str, harness: Harness, path: Path, st: os.stat_result, rec: FileRecord | None,
+                   window: float, budget: int, stop: StopSignal | None) -> int:
+        if self._skip_kept_out(name, path, st, rec):
+            return 0
+        # kept out until now: the turns it held then (the bytes we skipped) stay out; it is read again
+        # from the start, for its session facts
+        kept_out_until = rec.read_end if rec and (rec.excluded or "").startswith(KEPT_OUT) else None
+        start, carry = self._start(path, st, rec)
+        reading = harness.read(path, start, carry, budget)
+        self.report.bytes_read += max(0, reading.end - start)
+        if not reading.at_eof:
+            self.report.backlog += 1
+        if reading.bad_lines:
+            self._error(f"{path}: {reading.bad_lines} unreadable lines skipped", name, str(path))
+        session = reading.session
+        session_id = session.session_id if session else (rec.session_id if rec else None)
+        stopped_at = self.ledger.stopped_at(name, session_id) if session_id else None
+        resume = reading.end
+        open_turns = 0
+        next_check: float | None = None
+        settled: list[tuple[Turn, str]] = []
+        if reading.excluded is None:
+            for i, turn in enumerate(reading.turns):
+                last = i == len(reading.turns) - 1 and reading.at_eof
+                # Quiet since the file or the turn last changed, whichever is older: a
+                # transcript copied from elsewhere has a fresh mtime but old lines.
+                last_change = min(st.st_mtime, turn.ended) if turn.ended > 0 else st.st_mtime
+                verdict = settle(turn, last, stopped_at, self.now - last_change)
+                if last and stop is not None and stop.session_id == turn.session_id and stop.harness == name:
+                    if (turn.needs_end_marker and not turn.aborted and stop.turn_id == turn.turn_id
+                            and stop.last_message and turn.pending_tools == 0):
+                        # Codex runs its Stop hook before it writes task_complete: the hook's own
+                        # word (this turn, this answer) is the end marker
+                        verdict = "bank"
+                    if verdict != "bank" or not _shows(turn.result, stop.last_message):
+                        self.report.stop_waiting = not turn.closed
+                        if not turn.closed:
+                            verdict = "open"
+                if kept_out_until is not None and turn.offset < kept_out_until:
+                    verdict = "excluded"
+                if verdict == "open":
+                    resume = min(resume, turn.offset)
+                    open_turns += 1
+                    answered = bool(turn.result.strip()) and turn.pending_tools == 0 and not turn.needs_end_marker
+                    due = last_change + (QUIET if answered else GIVE_UP)
+                    next_check = due if next_check is None else min(next_check, due)
+                    continue
+                settled.append((turn, verdict))
+            for turn in self._settle(settled, window, session.cwd if session else ""):
+                # not written (full disk, a reservation held by a pass that died): read it again later
+                resume = min(resume, turn.offset)
+                open_turns += 1
+                retry = self.now + 60
+                next_check = retry if next_check is None else min(next_check, retry)
+        self.report.open_turns += open_turns
+        if session is not None and reading.states and kept_out_until is None:
+            self._note_states(session.harness, session.session_id, session.cwd, reading.states)
+        with open(path, "rb") as f:
+            head_len = min(HEAD_BYTES, reading.end) if reading.end else min(HEAD_BYTES, st.st_size)
+            anchor_at = max(0, reading.end - ANCHOR_BYTES)
+            head = f"{head_len}:{file_digest(f, 0, head_len)}"
+            anchor = f"{anchor_at}:{file_digest(f, anchor_at, reading.end - anchor_at)}"
+        self.ledger.save_file(FileRecord(
+            str(path), name, st.st_dev, st.st_ino, st.st_size if reading.at_eof else -1, st.st_mtime,
+            reading.end, resume, head, anchor, json.dumps(reading.carry),
+            session_id, session.cwd if session else (rec.cwd if rec else None), reading.excluded,
+            open_turns, next_check, (rec.bad_lines if rec else 0) + reading.bad_lines,
+        ))
+        return max(0, reading.end - start)
+
+    def _start(self, path: Path, st: os.stat_result, rec: FileRecord | None) -> tuple[int, dict]:
+        """Where to resume: the last position if the bytes before it are still what we read."""
+        if rec is None or rec.read_end is None:
+            return 0, {}
+        if st.st_size < rec.read_end:
+            log.info(self.locs, f"{path}: shrank from {rec.read_end} to {st.st_size} bytes; reading it again")
+            return 0, {}
+        try:
+            with open(path, "rb") as f:
+                for stored in (rec.head_hash, rec.anchor_hash):
+                    at_len, _, digest = (stored or "").partition(":")
+                    if not digest:
+                        return 0, {}
+                    if stored is rec.head_hash:
+                        ok = file_digest(f, 0, int(at_len)) == digest
+                    else:
+                        ok = file_digest(f, int(at_len), rec.read_end - int(at_len)) == digest
+                    if not ok:
+                        log.info(self.locs, f"{path}: content changed under us; reading it again")
+                        return 0, {}
+        except (OSError, ValueError):
+            return 0, {}
+        return rec.resume, rec.carry()
+
+    # -- settled turns ---------------------------------------------------
+    def _settle(self, settled: list[tuple[Turn, str]], window: float, fallback_cwd: str) -> list[Turn]:
+        """Drop, skip or bank a transcript's finished turns; returns those a later pass must try again.
+
+        Three short steps keep the ledger free for the hooks in between: record and reserve in
+        one transaction, write the entries (each fsync'd, each folder once), then mark them
+        banked in one transaction — only once they are durable. A pass that dies between the
+        steps leaves reservations that a later pass takes over; `bank.write` finds an entry
+        that was already written.
+        """
+        to_write: list[Turn] = []
+        retry: list[Turn] = []
+        with self.ledger.write():
+            for turn, verdict in settled:
+                if verdict == "excluded" or self._kept_out(turn.cwd or fallback_cwd):
+                    if self.ledger.turn_status(turn.key) is None:
+                        self.ledger.record(turn.key, turn.harness, "excluded", turn.dedupe_id, turn.ended)
+                        self.report.excluded += 1
+                    continue
+                if verdict == "drop":
+                    self.ledger.record(turn.key, turn.harness, "dropped", turn.dedupe_id, turn.ended)
+                    self.report.dropped += 1
+                    continue
+                if turn.ended < window:
+                    continue  # before the backfill window: not ours to bank (a wider backfill reads it again)
+                turn.cwd = turn.cwd or fallback_cwd
+                self._checkpoint(turn, turn.cwd)
+                # our own memory tools are not work: a turn that only looked memory up (or recorded a
+                # learning, banked already as its own entry) is skipped like one with no tool call
+                worked = any(not is_our_action(a.tool) for a in turn.actions)
+                if not worked and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
+                    if self.ledger.turn_status(turn.key) is None:
+                        self.ledger.record(turn.key, turn.harness, "skipped", turn.dedupe_id, turn.ended)
+                        self.report.skipped += 1
+                    continue
+                if turn.revision is not None and self._rewrote(turn):
+                    continue
+                status = self.ledger.reserve(turn.key, turn.harness, turn.dedupe_id, self.owner, self.now)
+                if status == "duplicate":
+                    self.report.duplicates += 1
+                elif status == "ok":
+                    to_write.append(turn)
+                elif status == "busy":
+                    retry.append(turn)
+        written: list[tuple[Turn, Path, str]] = []
+        for turn in to_write:
+            slug = bank.project_slug(turn.cwd)
+            folder = self.locs.memories / slug / "bank"
+            try:
+                path = bank.write(folder, bank.render(turn), sync_folder=False, listing=self._listing(folder))
+            except OSError as exc:
+                # a full disk or a read-only tree: the reservation lapses and a later pass retries
+                self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None, failure=exc)
+                retry.append(turn)
+                continue
+            written.append((turn, path, slug))
+        for folder in {path.parent for _, path, _ in written}:
+            bank.fsync_dir(folder)
+        with self.ledger.write():
+            for turn, path, slug in written:
+                self.ledger.finish(turn.key, "banked", entry=str(path), project=slug, ended=turn.ended)
+                if turn.revision is not None:
+                    self.ledger.set_revision(turn.key, turn.revision)
+        for _, path, slug in written:
+            self.report.banked += 1
+            self.report.entries.append(path)
+            self.report.touched.add(slug)
+        return retry
+
+    def _listing(self, folder: Path) -> set[str]:
+        """A bank folder's file names, listed once per pass (every writer holds the pass lock)."""
+        if folder not in self.listings:
+            try:
+                self.listings[folder] = set(os.listdir(folder))
+            except FileNotFoundError:
+                self.listings[folder] = set()
+        return self.listings[folder]
+
+    def _rewrote(self, turn: Turn) -> bool:
+        """An entry that follows its source (Antigravity): rewrite it when what it shows changed."""
+        entry, revision = self.ledger.revision(turn.key)
+        if entry is None:
+            return False
+        if revision != turn.revision and Path(entry).exists():
+            bank.rewrite(Path(entry), bank.render(turn))
+            self.ledger.set_revision(turn.key, turn.revision or "")
+            self.report.touched.add(Path(entry).parent.parent.name)
+        return True
+
+    def _checkpoint(self, turn: Turn, cwd: str) -> None:
+        update = StateUpdate(at=turn.ended, kind="turn", note=bank.make_title(turn.title or turn.prompt))
+        self._note_states(turn.harness, turn.session_id, cwd, [update])
+
+    def _note_states(self, harness: str, session_id: str, cwd: str, updates: list[StateUpdate]) -> None:
+        key = (harness, session_id)
+        known_cwd, pending = self.sessions.get(key, (cwd, []))
+        self.sessions[key] = (cwd or known_cwd, pending + updates)
+
+    # -- per project, once per pass ---------------------------------------
+    def _finish_projects(self) -> None:
+        """State files, MAIN.md, summaries and the index of the projects this pass touched, and of
+        those an earlier pass could not finish (a full disk, a read-only folder): retried until done."""
+        unfinished = self._unfinished()
+        for harness, session_id, cwd in unfinished["sessions"]:
+            self.sessions.setdefault((harness, session_id), (cwd, []))
+        self.report.touched |= set(unfinished["projects"])
+        # written ahead: a pass killed before it finishes leaves the work to the next one
+        ahead = {"sessions": [[h, sid, cwd] for (h, sid), (cwd, _) in self.sessions.items() if cwd],
+                 "projects": sorted(self.report.touched)}
+        self._save_unfinished(unfinished, ahead["sessions"], set(ahead["projects"]))
+        failed_sessions: list[list[str]] = []
+        failed_projects: set[str] = set()
+        for (harness, session_id), (cwd, updates) in self.sessions.items():
+            if not cwd or self._kept_out(cwd):
+                continue
+            try:
+                old_cwd, old = self.ledger.session_state(harness, session_id)
+                new = state.apply(old, updates)
+                if new != old or old_cwd != cwd:
+                    with self.ledger.write():
+                        self.ledger.save_session_state(harness, session_id, cwd, new)
+                slug = bank.project_slug(cwd)
+                if state.write(self.locs.memories / slug, harness, session_id, cwd, new):
+                    self.report.touched.add(slug)
+            except Exception as exc:  # noqa: BLE001
+                failed_sessions.append([harness, session_id, cwd])
+                self._error(f"state file for {harness}:{session_id}: {exc!r}", harness, None, exc)
+        today = clock.iso(self.now)[:10]
+        forgotten = tombstones(self.locs) if self.report.touched else None
+        for slug in sorted(self.report.touched):
+            project = self.locs.memories / slug
+            try:
+                projectfiles.rebuild_main(project, forgotten)
+                projectfiles.write_summaries(project, today, forgotten)
+                _sweep_temp(project)
+            except Exception as exc:  # noqa: BLE001
+                failed_projects.add(slug)
+                self._error(f"{project}: {exc!r}", None, str(project), exc)
+        if self.report.touched and not self._refresh_index():
+            failed_projects |= self.report.touched
+        self._save_unfinished(ahead, failed_sessions, failed_projects)
+
+    def _unfinished(self) -> dict[str, list]:
+        try:
+            value = json.loads(self.ledger.get_meta("unfinished") or "{}")
+        except (ValueError, sqlite3.Error):
+            value = {}
+        value = value if isinstance(value, dict) else {}
+        return {"sessions": [s for s in value.get("sessions", []) if isinstance(s, list) and len(s) == 3],
+                "projects": [p for p in value.get("projects", []) if isinstance(p, str)]}
+
+    def _save_unfinished(self, old: dict[str, list], sessions: list[list[str]], projects: set[str]) -> None:
+        new = {"sessions": sessions, "projects": sorted(projects)}
+        if new == old:
+            return
+        try:
+            self.ledger.set_meta("unfinished", json.dumps(new))
+        except sqlite3.Error as exc:
+            log.error(self.locs, "could not remember what to finish next pass", exc)
+
+    def _refresh_index(self) -> bool:
+        try:
+            from ..recall import index
+        except ImportError:
+            return True
+        try:
+            index.refresh(self.locs, set(self.report.touched))
+            return True
+        except Exception as exc:  # noqa: BLE001
+            self._error(f"index refresh failed: {exc!r}", None, None, exc)
+            return False
+
+    def _error(self, message: str, harness: str | None, path: str | None, exc: BaseException | None = None,
+               *, failure: BaseException | None = None) -> None:
+        self.report.errors += 1
+        failure = failure or (exc if isinstance(exc, (OSError, sqlite3.Error)) else None)
+        if failure is not None:
+            from ..errors import describe
+
+            self.report.failure = describe(failure, self.locs)
+        log.error(self.locs, message, exc)
+        self.ledger.error(message, harness, path)
+
+
+def _sweep_temp(project: Path) -> None:
+    """Remove temporary files a killed writer left in a project (never an entry: those are `.md`).
+
+    Our temporary names end in `.<pid>.<random>.tmp`: a file of a process that is gone goes at
+    once, any other once it is TEMP_STALE old."""
+    cutoff = time.time() - TEMP_STALE
+    for folder in (project, project / "bank", project / "summaries", project / "state"):
+        try:
+            with os.scandir(folder) as it:
+                stale = [e.path for e in it if e.name.startswith(".") and e.name.endswith(".tmp")
+                         and (_writer_gone(e.name) or e.stat(follow_symlinks=False).st_mtime < cutoff)]
+        except OSError:
+            continue
+        for path in stale:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _writer_gone(name: str) -> bool:
+    parts = name.rsplit(".", 3)
+    if len(parts) != 4 or not parts[1].isdigit() or int(parts[1]) in (0, os.getpid()):
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _peek_cwd(path: Path) -> str | None:
+    """The first `cwd` a transcript names (Claude Code lines, Codex session_meta and turn_context,
+    pi/omp session headers), reading no further than needed."""
+    try:
+        with open(path, "rb") as f:
+            read = 0
+            while read < CWD_PEEK_BYTES:
+                line = f.readline(CWD_PEEK_BYTES)
+                if not line:
+                    return None
+                read += len(line)
+                if b'"cwd"' not in line:
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(obj, dict):
+                    continue
+                payload = obj.get("payload")
+                for holder in (obj, payload if isinstance(payload, dict) else {}):
+                    if isinstance(holder.get("cwd"), str) and holder["cwd"]:
+                        return holder["cwd"]
+    except OSError:
+        return None
+    return None
+
+
+def _shows(result: str, last_message: str | None) -> bool:
+    """Whether the answer we read is the one the harness says it ended with."""
+    if not last_message:
+        return True
+    want = " ".join(last_message.split())[:200]
+    return want in " ".join(result.split())
+
+
+def settle(turn: Turn, last: bool, stopped_at: float | None, quiet: float) -> str:
+    """"bank", "drop" or "open": whether a turn is finished (SPEC §4)."""
+    if turn.aborted:
+        return "drop"
+    if turn.closed:
+        return "bank"
+    if not last:
+        # a later turn started: this one is over (Codex: never completed, so not banked)
+        return "drop" if turn.needs_end_marker else "bank"
+    if turn.needs_end_marker:
+        return "drop" if quiet >= GIVE_UP else "open"
+    answered = bool(turn.result.strip()) and turn.pending_tools == 0
+    if answered and stopped_at is not None and stopped_at + 2.0 >= turn.ended:
+        return "bank"
+    if answered and quiet >= QUIET:
+        return "bank"
+    if quiet >= GIVE_UP:
+        return "drop"
+    return "open"

@@ -1,0 +1,373 @@
+"""Forgetting bank entries: the user takes something back (`harnesslink forget`, MCP `memory_forget`).
+
+Public API (the CLI and the MCP server call only these):
+
+    targets = forget.select(locs, ids=(), query=None, session=None, before=None, projects=None)
+    summary = forget.forget(locs, targets)
+
+- `select` finds the entries to forget; every given criterion must hold (AND):
+  `ids`: entry paths (absolute, or `<slug>/bank/<file>.md`), file names or stems, entry ids
+  (`2026-08-28T10-30-00-000Z`) or turn keys; `query`: the recall search's words (best `limit`
+  matches); `session`: a session id; `before`: a date or ISO time (str) or epoch seconds: entries
+  whose turn finished earlier. `projects`: the slugs to look in (None: every project). The MCP
+  tool passes the session's scope here, so nothing outside it can be selected. With no
+  criterion at all, `projects` must be given and every entry of those projects is selected.
+  Raises NoMatch when an id matches nothing in scope, ForgetError when the request is empty.
+- `forget` tombstones each target in the ledger (its turn_key, so no pass or backfill banks that
+  turn again, and its project + file name, so a copy pulled back from the cloud is never indexed
+  or injected), then removes the file, its search index row, its MAIN.md line, its line in the
+  day's summary and its checkpoint in its session's state. It holds the pass lock meanwhile.
+  Returns a Summary; a file it could not remove is in `Summary.failed` (its tombstone still keeps
+  it out of the index and the brief).
+- The tombstones are also appended to `<agent dir>/forgotten.jsonl`; a new ledger (a damaged one
+  moved aside) takes them back from there. The ledger owns both (`ledger.tombstones`, the cheap
+  read the index, the brief and the MAIN.md rebuild use to skip forgotten entries that came back).
+
+A copy the uploader already sent to the cloud stays there until it is removed there: `CLOUD_NOTE`.
+"""
+
+from __future__ import annotations
+
+import os
+
+CLOUD_NOTE = ("A copy already uploaded to the HarnessLink cloud stays in the cloud store until you remove it "
+              "there; if it is pulled back, it is never indexed or injected again.")
+LOCK_WAIT = 30.0
+
+
+class ForgetError(Exception):
+    """A forget request that cannot be carried out (said in one line)."""
+
+
+class NoMatch(ForgetError):
+    def __init__(self, ids: list[str]) -> None:
+        super().__init__("no entry matches " + ", ".join(repr(i) for i in ids))
+        self.ids = ids
+
+
+class Target:
+    """One entry to forget."""
+
+    __slots__ = ("path", "project", "name", "id", "turn_key", "title", "ts", "session_id", "harness", "tags")
+
+    def __init__(self, path: str, project: str, name: str, header: dict[str, object]) -> None:
+        from ..clock import parse_iso
+
+        self.path = path  # absolute
+        self.project = project
+        self.name = name
+        self.id = str(header.get("id") or name.split("--", 1)[0])
+        self.turn_key = str(header.get("turn_key") or "")
+        self.title = str(header.get("title") or name).replace("\n", " ")
+        self.ts = parse_iso(header.get("ts")) or _ts_from_name(name) or 0.0
+        self.session_id = str(header.get("session_id") or "")
+        self.harness = str(header.get("harness") or header.get("source") or "")
+        tags = header.get("tags") or []
+        self.tags = [str(t) for t in tags] if isinstance(tags, list) else []
+
+    @property
+    def rel_path(self) -> str:
+        return f"{self.project}/bank/{self.name}"
+
+    def as_dict(self) -> dict[str, object]:
+        from ..clock import iso
+
+        return {"path": self.rel_path, "project": self.project, "id": self.id, "turn_key": self.turn_key,
+                "title": self.title, "ts": iso(self.ts), "session_id": self.session_id, "harness": self.harness}
+
+    def __repr__(self) -> str:
+        return f"Target({self.rel_path!r})"
+
+
+class Summary:
+    def __init__(self) -> None:
+        self.forgotten: list[Target] = []
+        self.failed: list[tuple[Target, str]] = []
+        self.index_rows = 0
+        self.main_lines = 0
+        self.summary_lines = 0
+        self.checkpoints = 0  # state-file checkpoints naming a forgotten turn
+
+    def as_dict(self) -> dict[str, object]:
+        return {"forgotten": [t.rel_path for t in self.forgotten],
+                "failed": [{"path": t.rel_path, "error": why} for t, why in self.failed],
+                "index_rows": self.index_rows, "main_lines": self.main_lines, "summary_lines": self.summary_lines,
+                "checkpoints": self.checkpoints, "note": CLOUD_NOTE}
+
+
+# --- selecting ------------------------------------------------------------------
+
+
+def select(locs, *, ids=(), query: str | None = None, session: str | None = None,
+           before: "str | float | None" = None, projects: "list[str] | None" = None, limit: int = 10) -> list[Target]:
+    """The entries matching every given criterion, oldest first (see the module docstring)."""
+    from ..store.scope import all_projects, is_safe_slug
+
+    ids = [str(i).strip() for i in ids if str(i).strip()]
+    if not ids and not query and not session and before is None and projects is None:
+        raise ForgetError("say what to forget: entry paths or ids, --query, --session, --before or --project")
+    cutoff = parse_before(before) if before is not None else None
+    slugs = all_projects(locs) if projects is None else [p for p in dict.fromkeys(projects) if is_safe_slug(p)]
+    wanted_paths = _query_paths(locs, query, slugs, limit) if query else None
+    root = os.path.realpath(str(locs.memories))
+    matched_ids: set[str] = set()
+    targets = []
+    for slug in slugs:
+        bank = os.path.join(str(locs.memories), slug, "bank")
+        try:
+            names = sorted(n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith("."))
+        except OSError:
+            continue
+        for name in names:
+            rel = f"{slug}/bank/{name}"
+            if wanted_paths is not None and rel not in wanted_paths:
+                continue
+            if cutoff is not None and (_ts_from_name(name) or 0.0) >= cutoff + 86400:
+                continue  # cheap pre-filter by the file name's time; the header decides below
+            head = _head(os.path.join(bank, name))
+            if session and session not in head:
+                continue  # most entries: no need to parse them
+            target = Target(os.path.join(bank, name), slug, name, _parse(head))
+            if cutoff is not None and target.ts >= cutoff:
+                continue
+            if session and target.session_id != session:
+                continue
+            if ids:
+                hit = [i for i in ids if _is(target, i, root)]
+                if not hit:
+                    continue
+                matched_ids.update(hit)
+            targets.append(target)
+    missing = [i for i in ids if i not in matched_ids]
+    if missing:
+        raise NoMatch(missing)
+    return sorted(targets, key=lambda t: (t.ts, t.rel_path))
+
+
+def parse_before(value: "str | float") -> float:
+    """`2026-08-01` (midnight UTC), an ISO time, or epoch seconds."""
+    from ..clock import parse_iso
+
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    if len(text) == 10:
+        text += "T00:00:00Z"
+    seconds = parse_iso(text)
+    if seconds is None:
+        raise ForgetError(f"--before: not a date: {value!r} (use YYYY-MM-DD or an ISO time)")
+    return seconds
+
+
+def _is(target: Target, ident: str, root: str) -> bool:
+    if ident in (target.name, target.name[:-3], target.id, target.rel_path) or (
+            target.turn_key and ident == target.turn_key):
+        return True
+    if os.sep in ident or "/" in ident:
+        path = os.path.realpath(os.path.expanduser(ident))
+        if path == os.path.realpath(target.path):
+            return True
+        return path == os.path.join(root, target.rel_path)
+    return False
+
+
+def _query_paths(locs, query: str, slugs: list[str], limit: int) -> set[str]:
+    """The recall search's best matches, as `<slug>/bank/<file>.md`."""
+    import re
+
+    from ..recall import index
+    from ..recall.terms import meaningful_terms
+
+    terms = meaningful_terms(query) or list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:16]
+    if not terms or not slugs:
+        return set()
+    try:
+        conn = index.connect(locs)
+    except index.IndexCorrupt:
+        index.delete_index_files(locs)
+        conn = index.connect(locs)
+    try:
+        index.sync(conn, locs, slugs)
+        return {hit.path for hit in index.search(conn, terms, slugs, limit=max(1, limit), with_matched=False)}
+    finally:
+        conn.close()
+
+
+def _head(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(16384)
+    except OSError:
+        return ""
+
+
+def _parse(head: str) -> dict[str, object]:
+    from ..store.entries import split_frontmatter
+
+    return split_frontmatter(head)[0]
+
+
+def _ts_from_name(name: str) -> float | None:
+    from ..clock import parse_iso
+
+    stem = name.split("--", 1)[0]
+    if len(stem) < 19:
+        return None
+    day, _, clock = stem.partition("T")
+    parts = clock.rstrip("Z").split("-")
+    if len(parts) < 3:
+        return None
+    frac = f".{parts[3]}" if len(parts) > 3 and parts[3].isdigit() else ""
+    return parse_iso(f"{day}T{parts[0]}:{parts[1]}:{parts[2]}{frac}Z")
+
+
+# --- forgetting -----------------------------------------------------------------
+
+
+def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT) -> Summary:
+    """Tombstone, then remove each target's file, index row, MAIN.md line and summary line."""
+    from filelock import FileLock, Timeout
+
+    from ..store.ledger import keep_tombstone_copy, open_ledger
+
+    summary = Summary()
+    if not targets:
+        return summary
+    os.makedirs(str(locs.agent_dir), exist_ok=True)
+    lock = FileLock(str(locs.pass_lock))
+    try:
+        lock.acquire(timeout=wait)
+    except Timeout:
+        raise ForgetError("an autobank pass is running and did not finish in time; try again in a moment") from None
+    try:
+        keep_tombstone_copy(locs, [(t.project, t.name, t.turn_key, t.id) for t in targets])
+        ledger = open_ledger(locs)
+        try:
+            with ledger.write():  # tombstones first: whatever happens next, the turn never comes back
+                for t in targets:
+                    ledger.forget(t.project, t.name, t.turn_key, t.id)
+        finally:
+            ledger.close()
+        for t in targets:
+            try:
+                os.unlink(t.path)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                summary.failed.append((t, f"{exc.strerror or exc}: {t.path}"))
+                continue
+            summary.forgotten.append(t)
+        summary.index_rows = _drop_index_rows(locs, [t.rel_path for t in summary.forgotten])
+        for project in sorted({t.project for t in summary.forgotten}):
+            mine = [t for t in summary.forgotten if t.project == project]
+            folder = os.path.join(str(locs.memories), project)
+            summary.main_lines += _drop_main_lines(folder, {t.name for t in mine})
+            summary.summary_lines += _drop_summary_lines(folder, mine)
+        summary.checkpoints = _drop_checkpoints(locs, summary.forgotten)
+    finally:
+        lock.release()
+    return summary
+
+
+def _drop_index_rows(locs, rel_paths: list[str]) -> int:
+    from ..recall import index
+
+    if not rel_paths:
+        return 0
+    try:
+        conn = index.connect(locs, create=False)
+    except index.IndexUnavailable:
+        return 0  # no usable index: the next sync or rebuild cannot bring them back (files gone, tombstoned)
+    try:
+        return index.remove(conn, rel_paths)
+    finally:
+        conn.close()
+
+
+def _drop_main_lines(folder: str, names: set[str]) -> int:
+    """Remove the index lines of these files from MAIN.md (between the markers only)."""
+    from pathlib import Path
+
+    from ..atomic import atomic_write
+    from ..store.projectfiles import END, START
+
+    path = os.path.join(folder, "MAIN.md")
+    try:
+        with open(path, "rb") as f:
+            old = f.read().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return 0
+    start, end = old.find(START), old.find(END)
+    if start == -1 or end < start:
+        return 0
+    block = old[start:end].splitlines(keepends=True)
+    kept = [line for line in block if not any(line.rstrip().endswith(f"(bank/{n})") for n in names)]
+    dropped = len(block) - len(kept)
+    if dropped:
+        atomic_write(Path(path), old[:start] + "".join(kept) + old[end:])
+    return dropped
+
+
+def _drop_checkpoints(locs, targets: list[Target]) -> int:
+    """Remove the forgotten turns' checkpoints (time and title) from their sessions' state, and
+    rewrite those state files."""
+    from ..store import state
+    from ..store.ledger import open_ledger
+    from ..store.scope import project_slug
+
+    sessions: dict[tuple[str, str], list[float]] = {}
+    for t in targets:
+        if t.harness and t.session_id and t.ts:
+            sessions.setdefault((t.harness, t.session_id), []).append(t.ts)
+    if not sessions:
+        return 0
+    dropped = 0
+    ledger = open_ledger(locs)
+    try:
+        for (harness, session_id), times in sessions.items():
+            cwd, current = ledger.session_state(harness, session_id)
+            checkpoints = current.get("checkpoints") or []
+            kept = [c for c in checkpoints
+                    if not (len(c) == 3 and c[1] == "turn" and any(abs(float(c[0]) - ts) < 0.002 for ts in times))]
+            if len(kept) == len(checkpoints) or not cwd:
+                continue
+            dropped += len(checkpoints) - len(kept)
+            current = dict(current, checkpoints=kept)
+            with ledger.write():
+                ledger.save_session_state(harness, session_id, cwd, current)
+            from pathlib import Path
+
+            state.write(Path(str(locs.memories)) / project_slug(cwd), harness, session_id, cwd, current)
+    finally:
+        ledger.close()
+    return dropped
+
+
+def _drop_summary_lines(folder: str, targets: list[Target]) -> int:
+    """Remove each entry's line from its day's summary; a summary left with no line goes."""
+    from pathlib import Path
+
+    from ..atomic import atomic_write
+    from ..store.projectfiles import summary_line
+
+    dropped = 0
+    by_day: dict[str, list[Target]] = {}
+    for t in targets:
+        by_day.setdefault(t.name[:10], []).append(t)
+    for day, day_targets in by_day.items():
+        path = os.path.join(folder, "summaries", f"{day}.md")
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for t in day_targets:
+            line = summary_line({"title": t.title, "tags": t.tags}, t.name)
+            if line in lines:
+                lines.remove(line)
+                dropped += 1
+        if not any(line.startswith("- ") for line in lines):
+            os.unlink(path)
+        else:
+            atomic_write(Path(path), "\n".join(lines) + "\n")
+    return dropped

@@ -1,0 +1,286 @@
+"""The context brief (SPEC §6): what a session sees when it starts.
+
+Sections, in order: the human part of MAIN.md; the newest ten bank entries;
+harness memory files the current harness does not load by itself; this
+session's state file (after a compaction or resume); an optional recall
+section. Each section is included whole or dropped under the budget, and a
+dropped section is named in one line saying where to look instead.
+
+The newest entries come from the search index (one indexed query) when it can
+be had, else from the Markdown directly (the newest entries are the last file
+names, because names start with the time), so the brief works even when the
+index is missing or broken.
+
+On the session-start hook's path: no re, dataclasses or pathlib (see hooks.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ..paths import Locations
+from ..store.scope import project_path, project_slug
+from .framing import cut, frame, neutralise, one_line
+
+DEFAULT_BUDGET = 6000  # well under Claude Code's 10,000-character cap on one hook's output
+NEWEST = 10
+MEMORY_FILE_CHARS = 1500
+INDEX_START = "<!-- superpi:index:start -->"
+DEFAULT_MAIN_HEADER = (
+    "# Project Memory\n\nAdd context, architecture notes, or reminders here.\n"
+    "Everything above the markers is untouched by the banker."
+)
+
+
+class Section:
+    def __init__(self, name: str, text: str, where: str) -> None:
+        self.name = name
+        self.text = text
+        self.where = where  # where the agent can look when the section is dropped
+
+    def render(self) -> str:
+        return f"## {self.name}\n{demote_headings(self.text.strip())}"
+
+
+def demote_headings(text: str) -> str:
+    """Headings inside a section (`#` to `####`) sit two levels below where they were."""
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        level = len(line) - len(line.lstrip("#"))
+        if 1 <= level <= 4 and line[level:level + 1] == " ":
+            lines[n] = "##" + line
+    return "\n".join(lines)
+
+
+class Brief:
+    def __init__(self, text: str, included: list[str], dropped: list[str]) -> None:
+        self.text = text  # the framed block, "" when there is nothing to say
+        self.included = included
+        self.dropped = dropped
+
+
+def build_brief(
+    locs: Locations,
+    cwd: str,
+    harness: str,
+    *,
+    session_id: str | None = None,
+    with_state: bool = False,
+    budget: int = DEFAULT_BUDGET,
+    query: str | None = None,
+) -> Brief:
+    slug = project_slug(cwd)
+    folder = project_path(locs, slug)
+    sections: list[Section] = []
+    if folder is not None:
+        sections += _main_notes(folder)
+        sections += _recent_entries(locs, slug)
+    sections += _harness_memory(locs, cwd, harness)
+    if folder is not None and with_state and session_id:
+        sections += _session_state(folder, harness, session_id)
+    if query:
+        sections += _recall(locs, cwd, query)
+    return assemble(sections, budget, project=slug)
+
+
+def assemble(sections: list[Section], budget: int, *, project: str = "", kind: str = "brief") -> Brief:
+    """Greedy in order: a section goes in whole if it fits, else it becomes a one-line note."""
+    included: list[Section] = []
+    dropped: list[Section] = []
+
+    def render() -> str:
+        parts = [s.render() for s in included]
+        if dropped:
+            notes = "\n".join(
+                f"- {s.name} ({len(s.text)} characters): dropped to stay within the budget; see {s.where}"
+                for s in dropped
+            )
+            parts.append("## Not shown\n" + notes)
+        return frame(kind, "\n\n".join(parts), project=project) if parts else ""
+
+    for section in sections:
+        included.append(section)
+        if len(render()) > budget:
+            included.pop()
+            dropped.append(section)
+    text = render()
+    while len(text) > budget and included:  # the notes themselves pushed it over
+        dropped.insert(0, included.pop())
+        text = render()
+    if len(text) > budget:
+        text = ""
+    return Brief(text, [s.name for s in included], [s.name for s in dropped])
+
+
+# --- sections -------------------------------------------------------------------
+
+
+def _read(path: str, limit: int = 256 * 1024) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _main_notes(folder: str) -> list[Section]:
+    path = os.path.join(folder, "MAIN.md")
+    human = _read(path).split(INDEX_START, 1)[0].strip()
+    if not human or " ".join(human.split()) == " ".join(DEFAULT_MAIN_HEADER.split()):
+        return []
+    return [Section("Project notes (MAIN.md)", neutralise(human), path)]
+
+
+class _Newest:
+    """One line of the newest-entries section: what the index or the entry file says."""
+
+    def __init__(self, name: str, ts: float, origin: str, title: str, result: str) -> None:
+        self.name, self.ts, self.origin, self.title, self.result = name, ts, origin, title, result
+
+
+def _recent_entries(locs: Locations, slug: str) -> list[Section]:
+    bank = os.path.join(locs.memories_path, slug, "bank")
+    if not os.path.isdir(bank):
+        return []
+    found = _newest_from_index(locs, slug)
+    if found is None:
+        found = _newest_from_files(locs, bank, slug)
+    newest, total = found
+    lines = [f"(files in {bank})"]
+    for entry in newest:
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(entry.ts)) if entry.ts else "undated"
+        lines.append(neutralise(f"- {when} · {entry.origin} · {one_line(entry.title, 80)} — {entry.name}"))
+        if entry.result.strip():
+            lines.append("  " + neutralise(one_line(entry.result, 140)))
+    if len(lines) == 1:
+        return []
+    more = total - NEWEST
+    if more > 0:
+        lines.append(f"({more} older entries in the same folder)")
+    return [Section(f"Newest {min(NEWEST, total)} turns banked in this project", "\n".join(lines), bank)]
+
+
+def _newest_from_index(locs: Locations, slug: str) -> tuple[list[_Newest], int] | None:
+    """The newest entries and the project's entry count from the index, brought up to date first
+    when little changed; None when the index cannot answer (missing, busy, far behind, corrupt)."""
+    from . import index
+
+    try:
+        conn = index.connect(locs, create=False, busy_ms=50)
+    except index.IndexUnavailable:
+        return None
+    try:
+        index.sync(conn, locs, [slug], max_changes=50)
+        hits = index.newest(conn, [slug], NEWEST)
+        return ([_Newest(h.path.rsplit("/", 1)[-1], h.ts, h.origin, h.title, h.result) for h in hits],
+                index.scope_size(conn, [slug]))
+    except (index.IndexBehind, index.sqlite3.Error):
+        return None
+    finally:
+        conn.close()
+
+
+def _newest_from_files(locs: Locations, bank: str, slug: str) -> tuple[list[_Newest], int]:
+    from pathlib import Path
+
+    from ..store.entries import read_entry
+    from ..store.ledger import tombstones
+
+    try:
+        names = sorted((n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")), reverse=True)
+    except OSError:
+        return [], 0
+    forgotten = tombstones(locs)  # forgotten entries pulled back from the cloud are never shown (the index skips them)
+    if forgotten:
+        names = [n for n in names if not forgotten.covers(slug, n)]
+    newest = []
+    for name in names[:NEWEST]:
+        entry = read_entry(Path(bank) / name, slug)
+        if entry is not None and not (forgotten and entry.turn_key in forgotten.keys):
+            newest.append(_Newest(name, entry.ts, entry.origin, entry.title, entry.result))
+    return newest, len(names)
+
+
+def _harness_memory(locs: Locations, cwd: str, harness: str) -> list[Section]:
+    sections = []
+    codex_mem = os.path.join(locs.env_folder("CODEX_HOME", os.path.join(locs.home_path, ".codex")), "memories")
+    raw = os.path.join(codex_mem, "raw_memories.md")
+    # Codex injects its memory_summary.md by itself, never these two files.
+    text = _read(raw).strip()
+    if text:
+        sections.append(Section("Codex raw memories", neutralise(cut(text, MEMORY_FILE_CHARS)), raw))
+    summary = _newest_file(os.path.join(codex_mem, "rollout_summaries"))
+    if summary is not None:
+        text = _read(summary).strip()
+        if text:
+            sections.append(
+                Section("Newest Codex rollout summary", neutralise(cut(text, MEMORY_FILE_CHARS)), summary)
+            )
+    if harness != "claude-code":  # Claude Code loads its own MEMORY.md
+        claude_home = locs.env_folder("CLAUDE_CONFIG_DIR", os.path.join(locs.home_path, ".claude"))
+        encoded = "".join(c if c.isascii() and c.isalnum() else "-" for c in os.path.abspath(cwd))
+        memory = os.path.join(claude_home, "projects", encoded, "memory", "MEMORY.md")
+        text = _read(memory).strip()
+        if text:
+            sections.append(Section("Claude Code project memory (MEMORY.md)",
+                                    neutralise(cut(text, MEMORY_FILE_CHARS)), memory))
+    return sections
+
+
+def _newest_file(folder: str) -> str | None:
+    try:
+        with os.scandir(folder) as it:
+            files = [(e.stat().st_mtime, e.path) for e in it if e.is_file()]
+    except OSError:
+        return None
+    return max(files)[1] if files else None
+
+
+def _session_state(folder: str, harness: str, session_id: str) -> list[Section]:
+    if "/" in session_id or "\\" in session_id or session_id in (".", ".."):
+        return []
+    path = os.path.join(folder, "state", f"{harness}--{session_id}.md")
+    text = _read(path)
+    if not text.strip():
+        return []
+    body = _without_frontmatter(text)
+    return [Section("This session's saved state (todos, plan, checkpoints)", neutralise(body.strip()), path)]
+
+
+def _without_frontmatter(text: str) -> str:
+    """The text after a leading `---` … `---` block (state files are ours: plain frontmatter)."""
+    text = text.removeprefix("\ufeff")
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return text
+    for n in range(1, len(lines)):
+        if lines[n].strip() == "---":
+            return "\n".join(lines[n + 1:])
+    return text
+
+
+def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
+    from ..store.scope import scope_for
+    from . import index
+    from .terms import meaningful_terms
+
+    words = "".join(c if c.isalnum() or c == "_" else " " for c in query.lower()).split()
+    terms = meaningful_terms(query) or words[:16]
+    try:
+        conn = index.connect(locs)
+        try:
+            projects = scope_for(locs, cwd)
+            index.sync(conn, locs, projects)
+            hits = index.search(conn, terms, projects, limit=5)
+        finally:
+            conn.close()
+    except Exception:  # noqa: BLE001 - an optional section
+        return []
+    if not hits:
+        return []
+    lines = [
+        neutralise(f"- {one_line(h.title, 100)} — {os.path.join(locs.memories_path, h.path)}\n  {one_line(h.result, 160)}")
+        for h in hits
+    ]
+    return [Section(f"Recall: {one_line(query, 60)}", "\n".join(lines), f"`harnesslink recall {query}`")]

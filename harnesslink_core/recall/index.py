@@ -1,0 +1,769 @@
+"""The local search index, `memory-index.db`: SQLite FTS5 over the bank entries.
+
+The Markdown tree is the source of truth; the index is a cache of it that can
+be thrown away and rebuilt at any time (`harnesslink reindex`).
+
+- `docs` holds one row per entry (its path relative to the memories root,
+  project, time, title, harness, session) and the file's mtime and size.
+- `fts` (FTS5, porter stemming) holds the searchable text, split into title,
+  tags, prompt, a digest of the actions and the result, weighted in that spirit;
+  `keys` and `detail_keys`: the other spelling of each identifier in the title and
+  prompt, and in the actions and result (`tokens.derived_keys`: `apply discount`
+  for `applyDiscount`); and `scope`: one opaque token naming the entry's project. Every search is
+  `scope:(<project> OR <linked>) AND (<terms>)`, so FTS5 only walks and scores
+  the rows of the projects in scope, however large the rest of the index is.
+- `docs.sketch` is the entry's content fingerprint (`fingerprint.sketch`): copies of
+  one answer are shown and given once.
+- `vocab_keys` / `vocab_groups` hold the related-terms vocabulary (`lexicon`,
+  shipped as `data/related.txt`), so that a prompt looks up only its own words in
+  one query instead of parsing the vocabulary; reloaded when the file changes.
+- `projects` remembers each `bank/` folder's mtime: checking whether a
+  project changed costs one stat. Adding, removing or replacing an entry (all
+  our writes are rename-into-place) changes that mtime. A folder modified in
+  the last two seconds is not trusted to be finished, because a second write
+  in the same clock tick would leave the mtime unchanged ("racy git" problem);
+  it is scanned again on the next check.
+
+Writers take SQLite's write lock without waiting long: the prompt hook would
+rather search a slightly stale index than block. A corrupt index is deleted
+and rebuilt from the Markdown.
+
+This module is on the prompt hook's path: stdlib only (no pathlib), entries parsed lazily.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from ..fastsqlite import sqlite3  # the C module alone, cheaply (on every prompt)
+from ..paths import Locations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    Terms = Iterable[str | list[str]]  # a term, or a group of alternatives that count as one
+
+# 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary; 5: name+version keys; 6: 32-hash sketches;
+# 7: which vocabulary groups name a concept; 8: sketches of content words. An index of another version is
+# rebuilt.
+SCHEMA_VERSION = 8
+RACY_SECONDS = 2.0
+REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
+ACTIONS_DIGEST_CHARS = 2000
+KEYS_SCAN_CHARS = 8000  # of the result, for identifiers' other spellings (`detail_keys`)
+
+# title, tags, prompt, actions, result, derived keys of title+prompt and of actions+result, scope (a filter)
+COLUMNS = ("title", "tags", "prompt", "actions", "result", "keys", "detail_keys", "scope")
+WEIGHTS = (6.0, 1.0, 3.0, 0.5, 2.0, 3.0, 1.0, 0.0)
+STRONG_COLUMNS = "{title prompt keys}"  # where a term says what the turn was about
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS docs (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    project TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    ts REAL NOT NULL,
+    title TEXT NOT NULL,
+    harness TEXT NOT NULL,
+    source TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    turn_key TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    sketch TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS docs_project_ts ON docs(project, ts);
+CREATE TABLE IF NOT EXISTS projects (
+    slug TEXT PRIMARY KEY,
+    dir_mtime_ns INTEGER NOT NULL,
+    entries INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS vocab_keys (key TEXT NOT NULL, grp INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS vocab_keys_key ON vocab_keys(key);
+CREATE TABLE IF NOT EXISTS vocab_groups (grp INTEGER PRIMARY KEY, words TEXT NOT NULL, concept INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    {", ".join(COLUMNS)},
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+class IndexUnavailable(Exception):
+    """The index cannot be used right now (missing, corrupt, locked, old schema)."""
+
+
+class Hit:
+    """One search result. A plain class: `@dataclass` costs import time on the prompt hook's path."""
+
+    __slots__ = ("path", "project", "ts", "title", "harness", "source", "session_id", "score", "prompt", "result",
+                 "matched", "doc_id", "evidence", "sketch", "also", "why")
+
+    def __init__(self, path: str, project: str, ts: float, title: str, harness: str, source: str,
+                 session_id: str, score: float, prompt: str = "", result: str = "") -> None:
+        self.path = path  # relative to the memories root: `<slug>/bank/<file>.md`
+        self.project = project
+        self.ts = ts
+        self.title = title
+        self.harness = harness
+        self.source = source
+        self.session_id = session_id
+        self.score = score  # higher is better (negated bm25)
+        self.prompt = prompt
+        self.result = result
+        self.matched: list[str] = []
+        self.doc_id = 0
+        self.evidence = 0.0
+        self.sketch = ""  # content fingerprint
+        self.also: list[Hit] = []  # copies of the same content folded into this match
+        self.why = ""  # what let it in, when that is not the ordinary floor
+
+    def __repr__(self) -> str:
+        return f"Hit({self.path!r}, score={self.score:.2f}, matched={self.matched})"
+
+    @property
+    def origin(self) -> str:
+        return self.harness or self.source or "unknown"
+
+
+# --- opening ------------------------------------------------------------------
+
+
+def connect(locs: Locations, *, create: bool = True, busy_ms: int = 5000) -> sqlite3.Connection:
+    """An open, current-schema index. Raises IndexUnavailable when it cannot be had
+    (with `create=False`: when it does not exist yet)."""
+    path = locs.index_path
+    exists = os.path.exists(path)
+    if not exists and not create:
+        raise IndexUnavailable("no index yet")
+    try:
+        if not exists:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        conn = sqlite3.connect(path, timeout=busy_ms / 1000, isolation_level=None)
+    except (sqlite3.Error, OSError) as exc:
+        raise IndexUnavailable(f"cannot open {path}: {exc}") from exc
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            if not create:
+                raise IndexUnavailable(f"index schema {version}, want {SCHEMA_VERSION}")
+            _create_schema(conn, fresh=version != 0)
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        raise IndexUnavailable(f"index busy: {exc}") from exc
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise IndexCorrupt(f"index unreadable: {exc}") from exc
+    return conn
+
+
+class IndexCorrupt(IndexUnavailable):
+    """The file is not a usable database: delete it and rebuild."""
+
+
+class IndexBehind(Exception):
+    """More changed entries than the caller is willing to index inline."""
+
+
+def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if fresh:  # an older schema: drop it, the Markdown rebuilds it
+            for table in ("fts", "docs", "projects", "vocab_keys", "vocab_groups", "meta"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        _load_vocabulary(conn)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:  # a full disk has rolled it back already
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _load_vocabulary(conn: sqlite3.Connection) -> None:
+    """Store the shipped related-terms vocabulary (inside the caller's transaction)."""
+    from . import lexicon
+
+    keys, groups = lexicon.table_rows()
+    conn.execute("DELETE FROM vocab_keys")
+    conn.execute("DELETE FROM vocab_groups")
+    conn.executemany("INSERT INTO vocab_keys(key, grp) VALUES (?, ?)", keys)
+    conn.executemany("INSERT INTO vocab_groups(grp, words, concept) VALUES (?, ?, ?)", groups)
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('vocabulary', ?)", (lexicon.data_stamp(),))
+
+
+def _refresh_vocabulary(conn: sqlite3.Connection) -> None:
+    """Reload the vocabulary when the shipped file changed (an upgrade). Not on the prompt's path."""
+    from . import lexicon
+
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vocabulary'").fetchone()
+    if row is not None and row[0] == lexicon.data_stamp():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _load_vocabulary(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def vocabulary(conn: sqlite3.Connection, keys: list[str]) -> list[tuple[str, int, str, int]]:
+    """(key, group, words, concept) for each of these vocabulary keys that the index knows."""
+    if not keys:
+        return []
+    return conn.execute(
+        "SELECT k.key, g.grp, g.words, g.concept FROM vocab_keys k JOIN vocab_groups g ON g.grp = k.grp"
+        f" WHERE k.key IN ({','.join('?' * len(keys))}) ORDER BY k.rowid", keys).fetchall()
+
+
+def sketches(conn: sqlite3.Connection, paths: Iterable[str]) -> list[str]:
+    """The content fingerprints of these entries (those still indexed)."""
+    paths = list(paths)
+    if not paths:
+        return []
+    return [row[0] for row in conn.execute(
+        f"SELECT sketch FROM docs WHERE path IN ({','.join('?' * len(paths))}) AND sketch != ''", paths)]
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def delete_index_files(locs: Locations) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(locs.index_path + suffix)
+        except FileNotFoundError:
+            pass
+
+
+# --- keeping it current -------------------------------------------------------
+
+
+def refresh(locs: Locations, projects: Iterable[str] | None = None) -> int:
+    """Bring the index up to date with the Markdown for these project slugs
+    (None: every project, and forget projects that are gone). Cheap when nothing
+    changed: one stat per project. Returns how many entries were (re)indexed or
+    dropped. Called by the autobank pass after it banks."""
+    try:
+        conn = connect(locs)
+    except IndexCorrupt:
+        delete_index_files(locs)
+        conn = connect(locs)
+    try:
+        _refresh_vocabulary(conn)
+        return sync(conn, locs, projects)
+    finally:
+        conn.close()
+
+
+def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | None = None,
+         *, force: bool = False, max_changes: int | None = None) -> int:
+    """Like `refresh`, on an open connection. With `max_changes`, raise IndexBehind
+    instead of indexing more entries than that in one project."""
+    from ..store.scope import all_projects, is_safe_slug
+
+    if projects is None:
+        slugs = all_projects(locs)
+        known = [row[0] for row in conn.execute("SELECT slug FROM projects")]
+        slugs += [s for s in known if s not in slugs]
+        known_docs = [row[0] for row in conn.execute("SELECT DISTINCT project FROM docs")]
+        slugs += [s for s in known_docs if s not in slugs]
+    else:
+        slugs = [s for s in dict.fromkeys(projects) if is_safe_slug(s)]
+    changed = 0
+    for slug in slugs:
+        changed += _sync_project(conn, locs, slug, force=force, max_changes=max_changes)
+    return changed
+
+
+def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force: bool,
+                  max_changes: int | None = None) -> int:
+    bank = os.path.join(locs.memories_path, slug, "bank")
+    try:
+        dir_mtime = os.stat(bank).st_mtime_ns
+    except OSError:
+        dir_mtime = None
+    row = conn.execute("SELECT dir_mtime_ns FROM projects WHERE slug = ?", (slug,)).fetchone()
+    if not force and row is not None and dir_mtime is not None and row[0] == dir_mtime:
+        return 0
+    if not force and row is None and dir_mtime is None:
+        return 0
+
+    on_disk: dict[str, tuple[str, int, int]] = {}
+    if dir_mtime is not None:
+        try:
+            with os.scandir(bank) as it:
+                for item in it:
+                    if not item.name.endswith(".md") or item.name.startswith("."):
+                        continue
+                    try:
+                        st = item.stat()
+                    except OSError:
+                        continue
+                    if item.is_file():
+                        on_disk[f"{slug}/bank/{item.name}"] = (item.path, st.st_mtime_ns, st.st_size)
+        except OSError:
+            dir_mtime = None
+
+    if max_changes is not None:
+        todo = _changes(_known(conn, slug), on_disk)
+        if len(todo[0]) + len(todo[1]) > max_changes:
+            raise IndexBehind(f"{slug}: {len(todo[0]) + len(todo[1])} entries to index")
+
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        known = _known(conn, slug)
+        gone, fresh = _changes(known, on_disk)
+        forgotten = _forgotten(locs) if fresh else None
+        changed = 0
+        for doc_id in gone:
+            _delete_doc(conn, doc_id)
+            changed += 1
+        for path in fresh:
+            file, mtime, size = on_disk[path]
+            if path in known:
+                _delete_doc(conn, known[path][0])
+            if _insert_doc(conn, file, slug, path, mtime, size, forgotten):
+                changed += 1
+        if dir_mtime is None:
+            conn.execute("DELETE FROM projects WHERE slug = ?", (slug,))
+        else:
+            racy = time.time() - dir_mtime / 1e9 < RACY_SECONDS
+            conn.execute(
+                "INSERT OR REPLACE INTO projects(slug, dir_mtime_ns, entries)"
+                " VALUES (?, ?, (SELECT count(*) FROM docs WHERE project = ?))",
+                (slug, -1 if racy else dir_mtime, slug),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:  # a full disk has rolled it back already
+            conn.execute("ROLLBACK")
+        raise
+    return changed
+
+
+def _known(conn: sqlite3.Connection, slug: str) -> dict[str, tuple[int, int, int]]:
+    return {
+        path: (doc_id, mtime, size)
+        for doc_id, path, mtime, size in conn.execute(
+            "SELECT id, path, mtime_ns, size FROM docs WHERE project = ?", (slug,)
+        )
+    }
+
+
+def _changes(known: dict[str, tuple[int, int, int]], on_disk: dict[str, tuple[str, int, int]]
+             ) -> tuple[list[int], list[str]]:
+    """(ids of entries gone from disk, paths new or changed on disk)."""
+    gone = [doc_id for path, (doc_id, _, _) in known.items() if path not in on_disk]
+    fresh = [
+        path for path, (_, mtime, size) in on_disk.items()
+        if path not in known or known[path][1:] != (mtime, size)
+    ]
+    return gone, fresh
+
+
+def remove(conn: sqlite3.Connection, rel_paths: Iterable[str]) -> int:
+    """Drop these entries' rows (`<slug>/bank/<file>.md`); how many there were."""
+    removed = 0
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for rel in rel_paths:
+            row = conn.execute("SELECT id FROM docs WHERE path = ?", (rel,)).fetchone()
+            if row:
+                _delete_doc(conn, row[0])
+                removed += 1
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return removed
+
+
+def _delete_doc(conn: sqlite3.Connection, doc_id: int) -> None:
+    conn.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
+    conn.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
+
+
+def _forgotten(locs: Locations):
+    from ..store.ledger import tombstones
+
+    return tombstones(locs)
+
+
+def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime: int, size: int,
+                forgotten=None) -> bool:
+    from pathlib import Path
+
+    from ..store.entries import read_entry
+    from .fingerprint import sketch
+    from .terms import is_filler
+    from .tokens import derived_keys
+
+    entry = read_entry(Path(file), slug)
+    if entry is None:
+        return False
+    is_word = lambda word: not is_filler(word)  # noqa: E731
+    if forgotten and forgotten.covers(slug, os.path.basename(file), entry.turn_key):
+        return False  # forgotten, and back in the tree (a cloud pull): never searchable again
+    cur = conn.execute(
+        "INSERT INTO docs(path, project, mtime_ns, size, ts, title, harness, source, session_id, turn_key, cwd,"
+        " sketch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (rel, slug, mtime, size, entry.ts, entry.title, entry.harness, entry.source,
+         entry.session_id, entry.turn_key, entry.cwd, sketch(entry.prompt, entry.result)),
+    )
+    actions = actions_digest(entry.actions)
+    conn.execute(
+        f"INSERT INTO fts(rowid, {', '.join(COLUMNS)}) VALUES (?,?,?,?,?,?,?,?,?)",
+        (cur.lastrowid, entry.title, " ".join(entry.tags), entry.prompt, actions, entry.result,
+         derived_keys(f"{entry.title}\n{entry.prompt}", is_word),
+         derived_keys(f"{actions}\n{entry.result[:KEYS_SCAN_CHARS]}", is_word),
+         scope_token(slug)),
+    )
+    return True
+
+
+def scope_token(slug: str) -> str:
+    """The project as one FTS5 token: digits only, so neither the tokenizer (which would split
+    `--home-me-web--` into words, and `web` would then match `web-frontend`) nor the porter
+    stemmer (which leaves digits alone) can make two projects' tokens meet."""
+    try:
+        from _blake2 import blake2b  # hashlib itself loads OpenSSL: ~2 ms on the prompt hook's path
+    except ImportError:  # not CPython
+        from hashlib import blake2b
+
+    return str(int.from_bytes(blake2b(slug.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big"))
+
+
+def actions_digest(actions: str) -> str:
+    """The step log, shortened: each action's tool and the start of its input."""
+    lines = []
+    total = 0
+    for line in actions.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        line = line[:200]
+        total += len(line) + 1
+        if total > ACTIONS_DIGEST_CHARS:
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def rebuild(locs: Locations) -> int:
+    """Rebuild the whole index from the Markdown (`harnesslink reindex`)."""
+    try:
+        conn = connect(locs)
+        conn.execute("PRAGMA quick_check").fetchone()
+    except IndexCorrupt:
+        delete_index_files(locs)
+        conn = connect(locs)
+    except sqlite3.DatabaseError:
+        conn.close()
+        delete_index_files(locs)
+        conn = connect(locs)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM docs")
+        conn.execute("DELETE FROM fts")
+        conn.execute("DELETE FROM projects")
+        _load_vocabulary(conn)
+        conn.execute("COMMIT")
+        count = sync(conn, locs, None, force=True)
+        conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+        return count
+    finally:
+        conn.close()
+
+
+def rebuild_in_background(locs: Locations, *, full: bool = True) -> bool:
+    """Start a detached rebuild (or, with `full=False`, a refresh of every project)
+    unless one is already running. Never waits."""
+    import subprocess
+
+    marker = locs.index_path + ".rebuilding"
+    try:
+        os.makedirs(locs.agent_path, exist_ok=True)
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            if time.time() - os.stat(marker).st_mtime < REBUILD_MARKER_STALE:
+                return False
+            _unlink(marker)
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        os.close(fd)
+        env = dict(locs.env)
+        package_root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+        subprocess.Popen(
+            [sys.executable, "-m", "harnesslink_core.recall.index", "rebuild" if full else "refresh", marker],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+# --- searching ----------------------------------------------------------------
+
+def fts_query(terms: Terms) -> str:
+    """An FTS5 query matching any of the terms (a group: any of its alternatives), each
+    quoted as a phrase: never raw syntax."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in _flat(terms) if t]
+    return " OR ".join(quoted)
+
+
+def _flat(terms: Terms) -> list[str]:
+    flat: list[str] = []
+    for term in terms:
+        for alt in ([term] if isinstance(term, str) else term):
+            if alt and alt not in flat:
+                flat.append(alt)
+    return flat
+
+
+def _label(term: "str | list[str]") -> str:
+    return term if isinstance(term, str) else term[0]
+
+
+def scoped_query(terms: Terms, projects: list[str] | None) -> str:
+    """`scope:(<tokens>) AND (<terms>)`; only the terms when `projects` is None (everywhere)."""
+    query = fts_query(terms)
+    if not query or projects is None:
+        return query
+    return f"scope:({' OR '.join(scope_token(p) for p in projects)}) AND ({query})"
+
+
+def search(
+    conn: sqlite3.Connection,
+    terms: Terms,
+    projects: list[str] | None,
+    *,
+    limit: int = 10,
+    exclude_session: str | None = None,
+    exclude_paths: Iterable[str] = (),
+    with_text: bool = True,
+    rowids: tuple[int | None, int | None] = (None, None),
+    reported: Terms | None = None,
+    with_matched: bool = True,
+    by_scope: bool = True,
+) -> list[Hit]:
+    """Entries matching any term, best first, within `projects` (None: all),
+    optionally only those with `low < rowid <= high` (newer entries have higher rowids).
+    A term may be a list of alternatives: `Hit.matched` then names it by its first.
+    `Hit.matched` checks the `reported` terms when given (they may be more than are searched);
+    with `with_matched=False` it is left empty for the caller (who may know it already).
+    `by_scope=False` leaves the projects to the join on `docs` alone: cheaper when they hold
+    most of the index, since FTS5 would then merge the scope token's long doclist for nothing."""
+    terms = list(terms)
+    if limit <= 0 or (projects is not None and not projects):
+        return []
+    query = scoped_query(terms, projects if by_scope else None)
+    if not query:
+        return []
+    where = ["fts MATCH ?"]
+    params: list[object] = [query]
+    if projects is not None:  # the scope token already does it; this keeps it exact
+        where.append(f"d.project IN ({','.join('?' * len(projects))})")
+        params += projects
+    if exclude_session:
+        where.append("d.session_id != ?")
+        params.append(exclude_session)
+    low, high = rowids
+    if low is not None:
+        where.append("fts.rowid > ?")
+        params.append(low)
+    if high is not None:
+        where.append("fts.rowid <= ?")
+        params.append(high)
+    excluded = list(exclude_paths)
+    if excluded:
+        where.append(f"d.path NOT IN ({','.join('?' * len(excluded))})")
+        params += excluded
+    text_cols = ", fts.prompt, fts.result" if with_text else ", '', ''"
+    sql = (
+        f"SELECT d.id, d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id, d.sketch,"
+        f" bm25(fts, {', '.join(str(w) for w in WEIGHTS)}) AS rank{text_cols}"
+        f" FROM fts JOIN docs d ON d.id = fts.rowid WHERE {' AND '.join(where)}"
+        f" ORDER BY rank LIMIT ?"
+    )
+    params.append(limit)
+    hits = []
+    ids = []
+    for doc_id, path, project, ts, title, harness, source, session, sketch, rank, prompt, result in conn.execute(
+            sql, params):
+        hits.append(Hit(path, project, ts, title, harness, source, session, -rank, prompt or "", result or ""))
+        hits[-1].sketch = sketch
+        ids.append(doc_id)
+    for doc_id, hit in zip(ids, hits):
+        hit.doc_id = doc_id
+    if hits and with_matched:
+        checked = terms if reported is None else list(reported)
+        found = matching_rows(conn, checked, ids)
+        for doc_id, hit in zip(ids, hits):
+            hit.doc_id = doc_id
+            hit.matched = [_label(t) for t, rows in zip(checked, found) if doc_id in rows]
+    return hits
+
+
+def matching_rows(conn: sqlite3.Connection, terms: Terms, ids: list[int], *, columns: str = "") -> list[set[int]]:
+    """For each term (or group), which of the rows `ids` contain it (in `columns`, an FTS5
+    column filter such as `{title prompt}`, when given). One query per term: FTS5 seeks
+    each rowid of the IN list in the term's doclist."""
+    marks = ",".join("?" * len(ids))
+    out = []
+    for term in terms:
+        query = fts_query([term])
+        if columns and query:
+            query = f"{columns} : ({query})"
+        rows = conn.execute(f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})",
+                            [query, *ids]).fetchall() if query else []
+        out.append({row[0] for row in rows})
+    return out
+
+
+def scope_size(conn: sqlite3.Connection, projects: list[str]) -> int:
+    """How many entries these projects have (kept in `projects` by `sync`: counting a big
+    project's rows on every prompt would cost milliseconds)."""
+    if not projects:
+        return 0
+    marks = ",".join("?" * len(projects))
+    known = dict(conn.execute(f"SELECT slug, entries FROM projects WHERE slug IN ({marks})", projects).fetchall())
+    missing = [p for p in projects if p not in known]
+    if missing:
+        known[""] = conn.execute(f"SELECT count(*) FROM docs WHERE project IN ({','.join('?' * len(missing))})",
+                                 missing).fetchone()[0]
+    return sum(known.values())
+
+
+def term_counts(conn: sqlite3.Connection, terms: Terms, projects: list[str], *, cap: int,
+                whole_index: bool = False, after: int | None = None) -> list[int]:
+    """For each term (or group), in how many entries of `projects` it occurs, counted up to `cap`
+    (FTS5 walks only the scope's rows, and stops at `cap`); with `after`, only among the entries
+    whose rowid is above it (FTS5 seeks there). With `whole_index` (the projects hold every entry
+    of the index) the scope token is left out: the same count, without merging its doclist."""
+    scope = "" if whole_index else f"scope:({' OR '.join(scope_token(p) for p in projects)}) AND "
+    since = "" if after is None else " AND rowid > ?"
+    return [
+        conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?{since} LIMIT ?)",
+                     (f"{scope}({fts_query([term])})", *(() if after is None else (after,)), cap)).fetchone()[0]
+        for term in terms
+    ]
+
+
+def scope_rows_after(conn: sqlite3.Connection, projects: list[str], after: int) -> int:
+    """How many entries of `projects` have a rowid above `after` (the newest ones)."""
+    marks = ",".join("?" * len(projects))
+    return conn.execute(f"SELECT count(*) FROM docs WHERE id > ? AND +project IN ({marks})",  # by rowid
+                        (after, *projects)).fetchone()[0]
+
+
+def index_size(conn: sqlite3.Connection) -> int:
+    """How many entries the whole index holds (kept in `projects` by `sync`)."""
+    return conn.execute("SELECT coalesce(sum(entries), 0) FROM projects").fetchone()[0]
+
+
+def probe(conn: sqlite3.Connection, ids: list[int], texts: dict[int, tuple[str, str]] | None = None
+          ) -> sqlite3.Connection:
+    """A throw-away in-memory FTS5 table (same tokenizer) holding only these entries' text.
+
+    Which of a few entries contain which terms is asked there: in the real index each
+    answer costs a doclist lookup per phrase per entry, and ~0.1 ms each adds up fast in
+    a large index; in a table of a few dozen rows it is nothing. Contentless and without
+    column sizes, it takes a third of a millisecond to make, against two for a full table.
+    `texts`, when given, receives each entry's (prompt, result): read here anyway."""
+    mem = sqlite3.connect(":memory:")
+    mem.execute(f"CREATE VIRTUAL TABLE fts USING fts5({', '.join(COLUMNS[:-1])},"
+                " tokenize = 'porter unicode61 remove_diacritics 2', content = '', columnsize = 0)")
+    if ids:
+        rows = conn.execute(f"SELECT rowid, {', '.join(COLUMNS[:-1])} FROM fts"
+                            f" WHERE rowid IN ({','.join('?' * len(ids))})", ids).fetchall()
+        mem.executemany(f"INSERT INTO fts(rowid, {', '.join(COLUMNS[:-1])}) VALUES ({','.join('?' * len(COLUMNS))})",
+                        rows)
+        if texts is not None:
+            texts.update((row[0], (row[3] or "", row[5] or "")) for row in rows)
+    return mem
+
+
+def probe_rows(mem: sqlite3.Connection, terms: Terms, *, columns: str = "") -> list[set[int]]:
+    """For each term (or group), the rows of a `probe` table that contain it (in `columns`, an
+    FTS5 column filter such as `{title prompt}`, when given)."""
+    out = []
+    for term in terms:
+        query = fts_query([term])
+        if columns and query:
+            query = f"{columns} : ({query})"
+        out.append({row[0] for row in mem.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (query,))}
+                   if query else set())
+    return out
+
+
+def matched_terms(conn: sqlite3.Connection, doc_id: int, terms: list[str]) -> list[str]:
+    """Which query terms (after stemming) occur in the entry."""
+    found = matching_rows(conn, terms, [doc_id])
+    return [_label(t) for t, rows in zip(terms, found) if doc_id in rows]
+
+
+def newest(conn: sqlite3.Connection, projects: list[str], limit: int) -> list[Hit]:
+    if not projects:
+        return []
+    sql = (
+        "SELECT d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id, fts.result"
+        f" FROM docs d JOIN fts ON fts.rowid = d.id WHERE d.project IN ({','.join('?' * len(projects))})"
+        " ORDER BY d.ts DESC LIMIT ?"
+    )
+    return [
+        Hit(path, project, ts, title, harness, source, session, 0.0, "", result or "")
+        for path, project, ts, title, harness, source, session, result in conn.execute(sql, [*projects, limit])
+    ]
+
+
+def max_rowid(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
+
+
+def count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m harnesslink_core.recall.index rebuild [marker]`: the detached rebuild."""
+    from ..paths import locations
+
+    if not argv or argv[0] not in ("rebuild", "refresh"):
+        return 2
+    marker = argv[1] if len(argv) > 1 else None
+    locs = locations()
+    try:
+        if argv[0] == "rebuild":
+            rebuild(locs)
+        else:
+            refresh(locs, None)
+    except Exception as exc:  # noqa: BLE001 - a background job: log and exit
+        from .. import log
+
+        log.error(locs, "background index rebuild failed", exc)
+        return 1
+    finally:
+        if marker is not None:
+            _unlink(marker)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

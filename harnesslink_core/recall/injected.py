@@ -1,0 +1,98 @@
+"""Which entries a session has already been given, so no prompt gets them twice.
+
+Kept in the ledger's `injected` table, but read and written here over one small
+connection: opening the ledger itself (migrations, dataclasses, pathlib) costs
+more than the prompt hook's whole search. The first write to a ledger that does
+not exist yet goes through `ledger.open_ledger`, which creates it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ..fastsqlite import sqlite3  # the C module alone, cheaply (on every prompt)
+from ..paths import Locations
+
+BUSY_MS = 1000
+
+
+class Given:
+    """What one session was given: read before the search, added to after it.
+
+    The read goes through a read-only connection closed at once: the prompt hook forks once its
+    answer is out (`hooks.process_main`), and SQLite must not carry a connection across a fork; the
+    child would share the parent's lock bookkeeping without its locks, and a reader elsewhere could
+    then checkpoint and delete the WAL under the child's write. A read-only close costs nothing
+    (no checkpoint). The write opens its own connection, in whichever process makes it."""
+
+    def __init__(self, locs: Locations, harness: str, session_id: str) -> None:
+        self.locs, self.harness, self.session_id = locs, harness, session_id
+        self._db = None
+
+    def ids(self) -> set[str]:
+        if not self.session_id or not self.ready():
+            return set()
+        db = sqlite3.connect(_read_only(self.locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
+        try:
+            rows = db.execute("SELECT entry_id FROM injected WHERE harness=? AND session_id=?",
+                              (self.harness, self.session_id))
+            return {row[0] for row in rows}
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):  # a ledger still being created
+                return set()
+            raise
+        finally:
+            db.close()
+
+    def ready(self) -> bool:
+        """Whether the ledger is there to write to (else `add` creates it, which takes longer)."""
+        return os.path.exists(self.locs.ledger_path)
+
+    def add(self, ids: list[str]) -> None:
+        if not self.session_id or not ids:
+            return
+        rows = [(self.harness, self.session_id, entry_id, time.time()) for entry_id in ids]
+        if self.ready():
+            if self._db is None:
+                self._db = sqlite3.connect(self.locs.ledger_path, timeout=BUSY_MS / 1000, isolation_level=None)
+            db = self._db
+            try:
+                db.execute("PRAGMA synchronous=NORMAL")  # as the ledger runs it (WAL): one sync per checkpoint
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.executemany("INSERT OR IGNORE INTO injected VALUES (?,?,?,?)", rows)
+                    db.execute("COMMIT")
+                    return
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc):
+                    raise
+        from ..store.ledger import open_ledger
+
+        ledger = open_ledger(self.locs)
+        try:
+            ledger.remember_injected(self.harness, self.session_id, ids)
+        finally:
+            ledger.close()
+
+    def close(self) -> None:
+        """Close the writing connection (a process about to exit may leave it: see `hooks.process_main`)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _read_only(path: str) -> str:
+    """The SQLite URI that opens `path` read-only."""
+    return "file:" + path.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+
+
+def injected_ids(locs: Locations, harness: str, session_id: str) -> set[str]:
+    given = Given(locs, harness, session_id)
+    try:
+        return given.ids()
+    finally:
+        given.close()

@@ -1,0 +1,251 @@
+"""Bank entries: one Markdown file per finished turn (SPEC §3), written atomically and exactly once."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from .. import clock
+from ..model import Turn
+from ..redact import redact
+from .scope import project_slug  # noqa: F401 - the banker's name for it
+
+PROMPT_CAP = 2_000
+RESULT_CAP = 4_000
+ACTION_LINE_CAP = 400
+ACTIONS_MAX = 40
+FILE_CAP = 1_000_000  # the uploader's MEMORY_UPLOAD_MAX_BYTES is 1 MB; stay under it
+TITLE_CAP = 80
+SLUG_CAP = 60
+SECTIONS = ("## Prompt", "## Actions", "## Result")
+
+
+def cap(text: str, limit: int) -> str:
+    """At most `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"…[cut: {len(text) - limit} more characters]"
+
+
+def make_title(prompt: str) -> str:
+    """The prompt's first meaningful line, whitespace collapsed, short."""
+    for line in prompt.splitlines():
+        line = re.sub(r"\s+", " ", line).strip().lstrip("#>*- ").strip()
+        if re.search(r"[A-Za-z0-9\u00c0-\uffff]", line):
+            return line if len(line) <= TITLE_CAP else line[: TITLE_CAP - 1].rstrip() + "…"
+    return "Untitled turn"
+
+
+def title_slug(title: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:SLUG_CAP].strip("-")
+    return slug or "turn"
+
+
+def yaml_quote(value: str) -> str:
+    # A JSON string is a valid YAML double-quoted scalar; escape the line separators YAML would fold.
+    return orjson.dumps(value).decode().replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _tag(name: str) -> str:
+    return name if re.fullmatch(r"[a-z0-9_][a-z0-9_.-]*", name) else yaml_quote(name)
+
+
+def _guard_headings(text: str) -> str:
+    """Keep a prompt or result from faking one of our section headings."""
+    return re.sub(r"(?m)^(## (?:Prompt|Actions|Result)\s*)$", r" \1", text)
+
+
+def action_lines(turn: Turn) -> list[str]:
+    lines = []
+    for action in turn.actions[:ACTIONS_MAX]:
+        try:
+            payload = orjson.dumps(action.input).decode()
+        except TypeError:
+            payload = orjson.dumps(str(action.input)).decode()
+        lines.append(cap(f"- {action.tool}: {redact(payload)}", ACTION_LINE_CAP))
+    if len(turn.actions) > ACTIONS_MAX:
+        lines.append(f"- …[cut: {len(turn.actions) - ACTIONS_MAX} more actions]")
+    return lines
+
+
+def tags(turn: Turn) -> list[str]:
+    seen: dict[str, None] = {}
+    for action in turn.actions:
+        seen.setdefault(action.tool, None)
+    return list(seen)
+
+
+@dataclass
+class Entry:
+    name_stem: str  # `<file-safe ISO>--<title slug>`
+    file_iso: str
+    text: str
+    turn_key: str
+
+
+def frontmatter(*, file_iso: str, ts: str, title: str, tags: list[str], cwd: str, session_id: str,
+                harness: str, turn_key: str, source: str) -> list[str]:
+    """An entry's frontmatter lines (SPEC §3), in the contract's order; no `harness` line when it is ""."""
+    return [
+        "---",
+        f"id: {file_iso}",
+        f"ts: {yaml_quote(ts)}",
+        f"title: {yaml_quote(title)}",
+        "tags:" + ("" if tags else " []"),
+        *[f"  - {t}" for t in tags],
+        f"cwd: {yaml_quote(cwd)}",
+        f"session_id: {yaml_quote(session_id)}",
+        *([f"harness: {harness}"] if harness else []),
+        f"turn_key: {yaml_quote(turn_key)}",
+        f"source: {source}",
+        "---",
+    ]
+
+
+def render(turn: Turn) -> Entry:
+    ts = clock.iso(turn.ended)
+    file_iso = clock.file_safe(ts)
+    prompt = redact(turn.prompt.strip())
+    title = make_title(redact(turn.title) if turn.title else prompt)
+    head = [
+        *frontmatter(file_iso=file_iso, ts=ts, title=title, tags=[_tag(t) for t in tags(turn)], cwd=turn.cwd,
+                     session_id=turn.session_id, harness=turn.harness, turn_key=turn.key,
+                     source=f"autobank:{turn.harness}"),
+        "",
+        "## Prompt",
+        "",
+        _guard_headings(cap(prompt, PROMPT_CAP)) or "(empty prompt)",
+        "",
+        "## Actions",
+        "",
+        "\n".join(action_lines(turn)) or "(no tool calls)",
+        "",
+        "## Result",
+        "",
+    ]
+    before_result = "\n".join(head) + "\n"
+    result = _guard_headings(cap(redact(turn.result.strip()), RESULT_CAP)) or "(no answer)"
+    room = FILE_CAP - len(before_result.encode()) - 200
+    if len((result + "\n").encode()) > room:
+        # bytes, not characters, decide the uploader's cap: trim until it fits
+        keep = len(result)
+        while keep > 0 and len(result[:keep].encode()) > room:
+            keep = keep * 3 // 4
+        result = result[:keep] + f"…[cut: {len(result) - keep} more characters]"
+    return Entry(
+        name_stem=f"{file_iso}--{title_slug(title)}",
+        file_iso=file_iso,
+        text=before_result + result + "\n",
+        turn_key=turn.key,
+    )
+
+
+def find_entry(bank_dir: Path, file_iso: str, turn_key: str, listing: set[str] | None = None) -> Path | None:
+    """An entry already written for this turn (a pass killed after writing, before recording it).
+
+    `listing` is the folder's file names if the caller already has them (a pass writing many).
+    """
+    marker = f"turn_key: {yaml_quote(turn_key)}\n".encode()
+    if listing is None:
+        try:
+            listing = set(os.listdir(bank_dir))
+        except FileNotFoundError:
+            return None
+    names = [n for n in listing if n.startswith(file_iso + "--") and n.endswith(".md")]
+    for name in names:
+        try:
+            with open(bank_dir / name, "rb") as f:
+                if marker in f.read(8192):
+                    return bank_dir / name
+        except OSError:
+            continue
+    return None
+
+
+def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: set[str] | None = None) -> Path:
+    """Write the entry under a name no other entry has, atomically; return its path.
+
+    The file appears whole or not at all: it is written to a temporary name
+    (not ending in .md, so the uploader never sees it) and linked into place,
+    which fails rather than replaces when the name is taken. A caller writing many entries
+    may sync their folder once itself (`sync_folder=False`, then `fsync_dir`) and hand in the
+    folder's names (`listing`, kept up to date here) instead of listing it for each entry.
+    """
+    existing = find_entry(bank_dir, entry.file_iso, entry.turn_key, listing)
+    if existing:
+        return existing
+    bank_dir.mkdir(parents=True, exist_ok=True)
+    tmp = bank_dir / f".{entry.name_stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    _write_synced(tmp, entry.text.encode())
+    try:
+        suffix = hashlib.blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
+        candidates = [entry.name_stem, f"{entry.name_stem}-{suffix}"] + [
+            f"{entry.name_stem}-{suffix}-{n}" for n in range(2, 100)
+        ]
+        for stem in candidates:
+            target = bank_dir / f"{stem}.md"
+            if _place(tmp, target):
+                if sync_folder:
+                    fsync_dir(bank_dir)
+                if listing is not None:
+                    listing.add(target.name)
+                return target
+        raise FileExistsError(f"no free name for {entry.name_stem} in {bank_dir}")
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def rewrite(path: Path, entry: Entry) -> None:
+    """Replace an entry's content in place, atomically (only Antigravity's per-conversation entry)."""
+    tmp = path.with_name(f".{path.stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    _write_synced(tmp, entry.text.encode())
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_synced(tmp: Path, data: bytes) -> None:
+    """A temporary file with these bytes on disk, or no file at all (a full disk fails the write)."""
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _place(tmp: Path, target: Path) -> bool:
+    try:
+        os.link(tmp, target)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:
+        # filesystems without hard links: all writers hold the pass lock, so check-then-rename is safe
+        if target.exists():
+            return False
+        os.replace(tmp, target)
+        return True
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

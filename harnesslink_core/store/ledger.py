@@ -1,0 +1,537 @@
+"""The ledger, `harness-autobank.db`: what has been read, what is pending, what is banked.
+
+Read positions live in `files`: where the next read resumes (the first line
+of the oldest unsettled turn), where the last read ended, and two digests —
+of the file's head and of the bytes just before `read_end` — so a file that
+was truncated, rotated, regrown or replaced under the same name is noticed
+and read again from the start. Re-reading is always safe: `turns` keys every
+turn by its turn_key, and a turn is written only by the pass holding its
+reservation. A reservation older than ten minutes belongs to a pass that died
+and may be taken over.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..paths import Locations
+from ..redact import redact, redact_json, redact_value
+
+RESERVATION_TTL = 600.0
+BUSY_TIMEOUT_MS = 5_000
+MAX_ERRORS_KEPT = 500
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = []
+migration = MIGRATIONS.append
+
+
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    # executescript() would COMMIT the migration's transaction; run statement by statement instead
+    for statement in script.split(";\n"):
+        if statement.strip():
+            db.execute(statement)
+
+
+@migration
+def m001_initial(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE files (
+            path TEXT PRIMARY KEY,
+            harness TEXT NOT NULL,
+            dev INTEGER, ino INTEGER, size INTEGER, mtime REAL,
+            read_end INTEGER,          -- NULL: seen but never opened (outside the window)
+            resume INTEGER NOT NULL DEFAULT 0,
+            head_hash TEXT, anchor_hash TEXT,
+            carry TEXT NOT NULL DEFAULT '{}',
+            session_id TEXT, cwd TEXT, excluded TEXT,
+            open_turns INTEGER NOT NULL DEFAULT 0,
+            next_check REAL,           -- when an open turn may settle by the quiet rule
+            bad_lines INTEGER NOT NULL DEFAULT 0,
+            updated REAL
+        );
+        CREATE TABLE turns (
+            turn_key TEXT PRIMARY KEY,
+            harness TEXT NOT NULL,
+            dedupe_id TEXT,            -- shared by copies of a turn in resumed/forked transcripts
+            status TEXT NOT NULL,      -- reserved | banked | skipped | dropped | duplicate
+            entry TEXT, project TEXT,
+            ended REAL, owner TEXT, reserved_at REAL, updated REAL
+        );
+        CREATE INDEX turns_dedupe ON turns(harness, dedupe_id) WHERE dedupe_id IS NOT NULL;
+        CREATE INDEX turns_status ON turns(harness, status);
+        CREATE TABLE harnesses (
+            name TEXT PRIMARY KEY,
+            window_start REAL NOT NULL,
+            enabled INTEGER NOT NULL DEFAULT 1,
+            last_pass REAL,
+            backlog INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE stops (
+            harness TEXT NOT NULL, session_id TEXT NOT NULL, at REAL NOT NULL,
+            PRIMARY KEY (harness, session_id)
+        );
+        CREATE TABLE injected (
+            harness TEXT NOT NULL, session_id TEXT NOT NULL, entry_id TEXT NOT NULL, at REAL NOT NULL,
+            PRIMARY KEY (harness, session_id, entry_id)
+        );
+        CREATE TABLE sessions (
+            harness TEXT NOT NULL, session_id TEXT NOT NULL,
+            cwd TEXT, state TEXT NOT NULL DEFAULT '{}', updated REAL,
+            PRIMARY KEY (harness, session_id)
+        );
+        CREATE TABLE errors (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL, harness TEXT, path TEXT, message TEXT NOT NULL
+        );
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        """
+    )
+
+
+@migration
+def m002_turn_revision(db: sqlite3.Connection) -> None:
+    # entries rewritten in place (Antigravity's one per conversation) remember what they show
+    db.execute("ALTER TABLE turns ADD COLUMN revision TEXT")
+
+
+@migration
+def m003_forgotten(db: sqlite3.Connection) -> None:
+    # `harnesslink forget` tombstones: the entry (by project and file name, which is how a copy
+    # pulled back from the cloud is recognised) and its turn, whose `turns` row becomes 'forgotten'
+    _run_script(
+        db,
+        """
+        CREATE TABLE forgotten (
+            project TEXT NOT NULL, name TEXT NOT NULL,
+            turn_key TEXT, entry_id TEXT, at REAL NOT NULL,
+            PRIMARY KEY (project, name)
+        );
+        CREATE INDEX forgotten_turn ON forgotten(turn_key) WHERE turn_key IS NOT NULL
+        """,
+    )
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    names = [m.__name__ for m in MIGRATIONS]
+    if len(names) != len(set(names)):
+        raise ValueError("duplicate migration name")
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    applied = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    for fn in MIGRATIONS:
+        if fn.__name__ in applied:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            # another process may have applied it while we waited for the write lock
+            if db.execute("SELECT 1 FROM _migrations WHERE name=?", (fn.__name__,)).fetchone():
+                db.execute("COMMIT")
+                continue
+            fn(db)
+            db.execute("INSERT INTO _migrations VALUES (?, ?)", (fn.__name__, time.time()))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # a full disk has already rolled it back: don't mask the real error
+                db.execute("ROLLBACK")
+            raise
+
+
+@dataclass
+class FileRecord:
+    """A transcript's read position and what the next read needs (see the module docstring)."""
+
+    path: str
+    harness: str
+    dev: int | None
+    ino: int | None
+    size: int | None
+    mtime: float | None
+    read_end: int | None
+    resume: int
+    head_hash: str | None
+    anchor_hash: str | None
+    carry_json: str  # decoded only for a file that is read again (a no-op pass skips 10,000 of them)
+    session_id: str | None
+    cwd: str | None
+    excluded: str | None
+    open_turns: int
+    next_check: float | None
+    bad_lines: int
+
+    def carry(self) -> dict[str, Any]:
+        try:
+            value = json.loads(self.carry_json or "{}")
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+
+class Ledger:
+    def __init__(self, db: sqlite3.Connection, path: Path):
+        self.db = db
+        self.path = path
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- transactions --------------------------------------------------
+    def write(self) -> _Tx:
+        return _Tx(self.db)
+
+    # -- files ---------------------------------------------------------
+    def files(self, harness: str) -> dict[str, FileRecord]:
+        rows = self.db.execute(
+            "SELECT path, harness, dev, ino, size, mtime, read_end, resume, head_hash, anchor_hash,"
+            " carry, session_id, cwd, excluded, open_turns, next_check, bad_lines FROM files WHERE harness=?",
+            (harness,),
+        )
+        return {row[0]: FileRecord(*row) for row in rows}
+
+    def save_file(self, rec: FileRecord) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO files (path, harness, dev, ino, size, mtime, read_end, resume, head_hash,"
+            " anchor_hash, carry, session_id, cwd, excluded, open_turns, next_check, bad_lines, updated)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rec.path, rec.harness, rec.dev, rec.ino, rec.size, rec.mtime, rec.read_end, rec.resume,
+             rec.head_hash, rec.anchor_hash, redact_json(rec.carry_json), rec.session_id, rec.cwd, rec.excluded,
+             rec.open_turns, rec.next_check, rec.bad_lines, time.time()),
+        )
+
+    def forget_files(self, paths: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM files WHERE path=?", [(p,) for p in paths])
+
+    def reset_positions(self, harness: str) -> None:
+        self.db.execute(
+            "UPDATE files SET read_end=NULL, resume=0, carry='{}', head_hash=NULL, anchor_hash=NULL,"
+            " size=NULL, mtime=NULL, open_turns=0, next_check=NULL"
+            " WHERE harness=? AND (excluded IS NULL OR excluded NOT LIKE 'kept out: %')",  # see autobank.KEPT_OUT
+            (harness,),
+        )
+
+    # -- turns ---------------------------------------------------------
+    def turn_status(self, turn_key: str) -> tuple[str, float | None] | None:
+        row = self.db.execute("SELECT status, reserved_at FROM turns WHERE turn_key=?", (turn_key,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def reserve(self, turn_key: str, harness: str, dedupe_id: str | None, owner: str, now: float) -> str:
+        """Claim the right to write a turn. Returns "ok", or why not: "done", "busy", "duplicate"."""
+        with self.write():
+            row = self.db.execute(
+                "SELECT status, reserved_at, owner FROM turns WHERE turn_key=?", (turn_key,)
+            ).fetchone()
+            if row:
+                status, reserved_at, holder = row
+                if status != "reserved":
+                    return "done"
+                if (holder != owner and reserved_at is not None and now - reserved_at < RESERVATION_TTL
+                        and _holder_alive(holder)):
+                    return "busy"
+            elif dedupe_id is not None:
+                twin = self.db.execute(
+                    "SELECT 1 FROM turns WHERE harness=? AND dedupe_id=? AND turn_key!=?",
+                    (harness, dedupe_id, turn_key),
+                ).fetchone()
+                if twin:
+                    self.db.execute(
+                        "INSERT INTO turns (turn_key, harness, dedupe_id, status, updated) VALUES (?,?,?,?,?)",
+                        (turn_key, harness, None, "duplicate", now),
+                    )
+                    return "duplicate"
+            self.db.execute(
+                "INSERT OR REPLACE INTO turns (turn_key, harness, dedupe_id, status, owner, reserved_at, updated)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (turn_key, harness, dedupe_id, "reserved", owner, now, now),
+            )
+            return "ok"
+
+    def finish(self, turn_key: str, status: str, *, entry: str | None = None, project: str | None = None,
+               ended: float | None = None) -> None:
+        with self.write():
+            self.db.execute(
+                "UPDATE turns SET status=?, entry=?, project=?, ended=?, owner=NULL, reserved_at=NULL, updated=?"
+                " WHERE turn_key=?",
+                (status, entry, project, ended, time.time(), turn_key),
+            )
+
+    def record(self, turn_key: str, harness: str, status: str, dedupe_id: str | None = None,
+               ended: float | None = None) -> None:
+        """Record a turn that is settled without an entry (skipped, dropped), unless already known."""
+        with self.write():
+            self.db.execute(
+                "INSERT OR IGNORE INTO turns (turn_key, harness, dedupe_id, status, ended, updated)"
+                " VALUES (?,?,?,?,?,?)",
+                (turn_key, harness, dedupe_id, status, ended, time.time()),
+            )
+
+    def revision(self, turn_key: str) -> tuple[str | None, str | None]:
+        """(entry path, revision) of a banked turn that is rewritten in place."""
+        row = self.db.execute("SELECT entry, revision FROM turns WHERE turn_key=? AND status='banked'",
+                              (turn_key,)).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def set_revision(self, turn_key: str, revision: str) -> None:
+        with self.write():
+            self.db.execute("UPDATE turns SET revision=?, updated=? WHERE turn_key=?", (revision, time.time(), turn_key))
+
+    def forget(self, project: str, name: str, turn_key: str | None, entry_id: str | None) -> None:
+        """Tombstone a forgotten entry: its turn is never banked again, its file never indexed again."""
+        now = time.time()
+        with self.write():
+            self.db.execute("INSERT OR REPLACE INTO forgotten VALUES (?,?,?,?,?)",
+                            (project, name, turn_key or None, entry_id, now))
+            if turn_key:
+                self.db.execute(
+                    "INSERT INTO turns (turn_key, harness, status, entry, project, updated) VALUES (?,?,?,?,?,?)"
+                    " ON CONFLICT (turn_key) DO UPDATE SET status='forgotten', entry=NULL, owner=NULL,"
+                    " reserved_at=NULL, updated=excluded.updated",
+                    (turn_key, turn_key.split(":", 1)[0], "forgotten", None, project, now),
+                )
+
+    def counts(self, harness: str) -> dict[str, int]:
+        rows = self.db.execute("SELECT status, COUNT(*) FROM turns WHERE harness=? GROUP BY status", (harness,))
+        return {status: n for status, n in rows}
+
+    # -- harness state -------------------------------------------------
+    def harness_row(self, name: str) -> tuple[float, bool, float | None, int] | None:
+        row = self.db.execute(
+            "SELECT window_start, enabled, last_pass, backlog FROM harnesses WHERE name=?", (name,)
+        ).fetchone()
+        return (row[0], bool(row[1]), row[2], row[3]) if row else None
+
+    def set_harness(self, name: str, *, window_start: float | None = None, enabled: bool | None = None,
+                    last_pass: float | None = None, backlog: int | None = None) -> None:
+        with self.write():
+            self.db.execute(
+                "INSERT OR IGNORE INTO harnesses (name, window_start, enabled) VALUES (?, ?, 1)",
+                (name, window_start if window_start is not None else 0.0),
+            )
+            for column, value in (("window_start", window_start), ("last_pass", last_pass), ("backlog", backlog)):
+                if value is not None:
+                    self.db.execute(f"UPDATE harnesses SET {column}=? WHERE name=?", (value, name))
+            if enabled is not None:
+                self.db.execute("UPDATE harnesses SET enabled=? WHERE name=?", (int(enabled), name))
+
+    # -- stop signals --------------------------------------------------
+    def note_stop(self, harness: str, session_id: str, at: float) -> None:
+        with self.write():
+            self.db.execute(
+                "INSERT INTO stops VALUES (?,?,?) ON CONFLICT (harness, session_id) DO UPDATE SET at=max(at, excluded.at)",
+                (harness, session_id, at),
+            )
+
+    def stopped_at(self, harness: str, session_id: str) -> float | None:
+        row = self.db.execute(
+            "SELECT at FROM stops WHERE harness=? AND session_id=?", (harness, session_id)
+        ).fetchone()
+        return row[0] if row else None
+
+    # -- injected memory -----------------------------------------------
+    def injected_ids(self, harness: str, session_id: str) -> set[str]:
+        rows = self.db.execute(
+            "SELECT entry_id FROM injected WHERE harness=? AND session_id=?", (harness, session_id)
+        )
+        return {row[0] for row in rows}
+
+    def remember_injected(self, harness: str, session_id: str, ids: Iterable[str]) -> None:
+        now = time.time()
+        with self.write():
+            self.db.executemany(
+                "INSERT OR IGNORE INTO injected VALUES (?,?,?,?)",
+                [(harness, session_id, entry_id, now) for entry_id in ids],
+            )
+
+    # -- session state (state files) -------------------------------------
+    def session_state(self, harness: str, session_id: str) -> tuple[str | None, dict[str, Any]]:
+        row = self.db.execute(
+            "SELECT cwd, state FROM sessions WHERE harness=? AND session_id=?", (harness, session_id)
+        ).fetchone()
+        if not row:
+            return None, {}
+        try:
+            return row[0], json.loads(row[1])
+        except ValueError:
+            return row[0], {}
+
+    def save_session_state(self, harness: str, session_id: str, cwd: str, state: dict[str, Any]) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?)",
+            (harness, session_id, cwd, json.dumps(redact_value(state)), time.time()),
+        )
+
+    # -- errors and meta -------------------------------------------------
+    def error(self, message: str, harness: str | None = None, path: str | None = None) -> None:
+        try:
+            with self.write():
+                self.db.execute(
+                    "INSERT INTO errors (at, harness, path, message) VALUES (?,?,?,?)",
+                    (time.time(), harness, path, redact(message)[:2000]),
+                )
+                self.db.execute(
+                    "DELETE FROM errors WHERE id <= (SELECT MAX(id) FROM errors) - ?", (MAX_ERRORS_KEPT,)
+                )
+        except sqlite3.Error:
+            pass
+
+    def errors(self, harness: str | None = None, since: float = 0.0) -> list[tuple[float, str | None, str]]:
+        if harness is None:
+            rows = self.db.execute("SELECT at, path, message FROM errors WHERE at>=? ORDER BY id", (since,))
+        else:
+            rows = self.db.execute(
+                "SELECT at, path, message FROM errors WHERE harness=? AND at>=? ORDER BY id", (harness, since)
+            )
+        return list(rows)
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.write():
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?)", (key, value))
+
+
+class _Tx:
+    """BEGIN IMMEDIATE … COMMIT; nested uses join the outer transaction."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+        self.outer = False
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.outer = not self.db.in_transaction
+        if self.outer:
+            self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if not self.outer:
+            return
+        if exc_type is None:
+            self.db.execute("COMMIT")
+        elif self.db.in_transaction:  # sqlite may have rolled back already (full disk)
+            self.db.execute("ROLLBACK")
+
+
+def open_ledger(locs: Locations) -> Ledger:
+    """The one way to open the ledger: creates it, migrates it, and sets it up for several processes."""
+    path = locs.ledger_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = not path.exists()
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError:
+            pass  # another process is switching it; WAL sticks once set
+        db.execute("PRAGMA synchronous=NORMAL")
+        migrate(db)
+    except BaseException:
+        db.close()
+        raise
+    ledger = Ledger(db, path)
+    if fresh:  # a new ledger (first run, or a damaged one moved aside): what was forgotten stays forgotten
+        restore_tombstones(locs, ledger)
+    return ledger
+
+
+def owner_id() -> str:
+    return f"{os.getpid()}@{os.uname().nodename}:{time.monotonic_ns()}"
+
+
+def _holder_alive(holder: str | None) -> bool:
+    """Whether the pass that holds a reservation may still be writing it.
+
+    A pass of this very process has returned (passes are serialised by the pass lock) and a
+    process of this machine that is gone (killed, crashed) writes nothing more: their
+    reservations are taken over at once instead of after RESERVATION_TTL."""
+    pid_text, _, rest = (holder or "").partition("@")
+    node = rest.rsplit(":", 1)[0]
+    if not pid_text.isdigit() or node != os.uname().nodename:
+        return True
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+# --- tombstones: what `harnesslink forget` took back (SPEC §4) ---------------------------
+
+TOMBSTONES_COPY = "forgotten.jsonl"  # in the agent dir, beside the ledger (never uploaded)
+
+
+class Tombstones:
+    """Forgotten entries: by `<slug>/<file name>` and by turn_key."""
+
+    __slots__ = ("names", "keys")
+
+    def __init__(self, names: set[str], keys: set[str]) -> None:
+        self.names = names
+        self.keys = keys
+
+    def __bool__(self) -> bool:
+        return bool(self.names)
+
+    def covers(self, project: str, name: str, turn_key: str = "") -> bool:
+        return f"{project}/{name}" in self.names or (bool(turn_key) and turn_key in self.keys)
+
+
+def tombstones(locs: Locations) -> Tombstones:
+    """Read the tombstones (read-only; an absent or unreadable ledger has none)."""
+    path = str(locs.ledger_file)
+    if not os.path.exists(path):
+        return Tombstones(set(), set())
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
+        try:
+            rows = db.execute("SELECT project, name, turn_key FROM forgotten").fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return Tombstones(set(), set())
+    return Tombstones({f"{p}/{n}" for p, n, _ in rows}, {k for _, _, k in rows if k})
+
+
+def keep_tombstone_copy(locs: Locations, rows: Iterable[tuple[str, str, str, str]]) -> None:
+    """Append tombstones (project, file name, turn_key, entry id) to `forgotten.jsonl`, so a ledger
+    that is lost or replaced gets them back."""
+    lines = "".join(json.dumps({"project": project, "name": name, "turn_key": turn_key, "id": entry_id,
+                                "at": time.time()}) + "\n" for project, name, turn_key, entry_id in rows)
+    with open(os.path.join(str(locs.agent_dir), TOMBSTONES_COPY), "a", encoding="utf-8") as f:
+        f.write(lines)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def restore_tombstones(locs: Locations, ledger: Ledger) -> int:
+    """Tombstones from `forgotten.jsonl` into a new ledger; how many."""
+    try:
+        with open(os.path.join(str(locs.agent_dir), TOMBSTONES_COPY), encoding="utf-8") as f:
+            rows = []
+            for line in f:
+                try:
+                    row = json.loads(line)
+                    rows.append((str(row["project"]), str(row["name"]), str(row.get("turn_key") or ""),
+                                 str(row.get("id") or "")))
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line cut short by a crash
+    except OSError:
+        return 0
+    with ledger.write():
+        for project, name, turn_key, entry_id in rows:
+            ledger.forget(project, name, turn_key, entry_id)
+    return len(rows)

@@ -1,0 +1,121 @@
+"""A project's MAIN.md index and daily summaries (SPEC §5), rebuilt from its bank folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from ..atomic import atomic_write
+from .entries import split_frontmatter
+
+START = "<!-- superpi:index:start -->"
+END = "<!-- superpi:index:end -->"
+DEFAULT_HEADER = (
+    "# Project Memory\n\n"
+    "Add context, architecture notes, or reminders here.\n"
+    "Everything above the markers is untouched by the banker.\n\n"
+)
+INDEX_ROWS = 200
+
+
+def entry_names(project_dir: Path, forgotten=None) -> list[str]:
+    """Bank entry file names, oldest first (names start with the time the turn finished),
+    without those `forgotten` names (forget.Tombstones, by file name)."""
+    try:
+        names = [n for n in os.listdir(project_dir / "bank") if n.endswith(".md") and not n.startswith(".")]
+    except FileNotFoundError:
+        return []
+    if forgotten:
+        names = [n for n in names if not forgotten.covers(project_dir.name, n)]
+    return sorted(names)
+
+
+def read_header(path: Path) -> dict[str, object]:
+    """An entry's frontmatter, read from its head only (the index and summaries need no more)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(16384)
+    except OSError:
+        return {}
+    return split_frontmatter(head)[0]
+
+
+def rebuild_main(project_dir: Path, forgotten=None) -> bool:
+    """Rebuild the index between the markers, newest first; everything else stays byte for byte.
+
+    `forgotten` (forget.Tombstones): entries the user forgot that came back are left out."""
+    rows = []
+    for name in reversed(entry_names(project_dir, forgotten)[-INDEX_ROWS:]):
+        header = read_header(project_dir / "bank" / name)
+        if forgotten and forgotten.covers(project_dir.name, name, str(header.get("turn_key") or "")):
+            continue
+        ts = header.get("ts") or name.split("--", 1)[0]
+        title = str(header.get("title") or name).replace("\n", " ")
+        rows.append(f"- {ts} — {title} (bank/{name})")
+    block = START + "\n" + "".join(row + "\n" for row in rows) + END
+    path = project_dir / "MAIN.md"
+    try:
+        # bytes as they are: the human part is kept byte for byte, whatever its line ends or encoding
+        old = path.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        old = None
+    if old is None:
+        new = DEFAULT_HEADER + block + "\n"
+    else:
+        start, end = old.find(START), old.find(END)
+        if start != -1 and end > start:
+            new = old[:start] + block + old[end + len(END):]
+        else:
+            sep = "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
+            new = old + sep + block + "\n"
+    if new == old:
+        return False
+    atomic_write(path, new)
+    return True
+
+
+def summary_line(header: dict[str, object], name: str) -> str:
+    """An entry's line in its day's summary."""
+    tags = header.get("tags") or []
+    return f"- {header.get('title') or name} [{', '.join(tags)}]"  # type: ignore[arg-type]
+
+
+def write_summaries(project_dir: Path, today: str, forgotten=None) -> list[Path]:
+    """One `summaries/YYYY-MM-DD.md` for each past day that has entries and no summary yet."""
+    by_day: dict[str, list[str]] = {}
+    for name in entry_names(project_dir, forgotten):
+        day = name[:10]
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day) and day < today:
+            by_day.setdefault(day, []).append(name)
+    written = []
+    for day, names in sorted(by_day.items()):
+        path = project_dir / "summaries" / f"{day}.md"
+        if path.exists():
+            continue
+        lines = [f"# {day}", ""]
+        for name in names:
+            header = read_header(project_dir / "bank" / name)
+            if forgotten and forgotten.covers(project_dir.name, name, str(header.get("turn_key") or "")):
+                continue
+            lines.append(summary_line(header, name))
+        if _create(path, "\n".join(lines) + "\n"):
+            written.append(path)
+    return written
+
+
+def _create(path: Path, text: str) -> bool:
+    """Write a file that must never be replaced once it exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{os.getpid()}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)

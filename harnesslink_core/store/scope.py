@@ -1,0 +1,102 @@
+"""Which projects a session may read: its own, plus those its `linked.txt` names.
+
+Nothing else, ever: a linked name that is not a plain folder name inside the
+memories root (`..`, separators, an absolute path that slugs to nothing) is
+ignored, and links are not followed transitively.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..paths import Locations
+
+LINKED_FILE = "linked.txt"
+
+
+SLUG_CAP = 200  # bank.PROJECT_SLUG_CAP
+_TO_DASH = {ord(c): "-" for c in "/\\:" + "".join(map(chr, range(0x20))) + "\x7f"}
+
+
+def project_slug(cwd: str) -> str:
+    """`/Users/me/Workspace/myapp` -> `--Users-me-Workspace-myapp--` (SPEC §2).
+
+    Always one plain folder name inside the memories root. It lives here, not in
+    `bank`, so the prompt hook need not import the banker and its dependencies.
+    """
+    text = (cwd or "").strip()
+    if text[:1] in ("/", "\\"):
+        text = text[1:]
+    text = text.translate(_TO_DASH)
+    if not text.strip("-. "):
+        text = "unknown-project"
+    if len(text.encode()) > SLUG_CAP:
+        import hashlib
+
+        digest = hashlib.sha1(cwd.encode("utf-8", "replace")).hexdigest()[:10]
+        text = text.encode()[: SLUG_CAP - 11].decode("utf-8", "ignore") + "-" + digest
+    return f"--{text}--"
+
+
+def is_safe_slug(slug: str) -> bool:
+    """A name that can only address a folder directly inside the memories root."""
+    return (
+        bool(slug)
+        and slug.strip(".-") != ""
+        and "/" not in slug
+        and "\\" not in slug
+        and "\x00" not in slug
+        and slug not in (".", "..")
+    )
+
+
+def project_dir(locs: Locations, slug: str):
+    """The project's folder (a Path), or None for a slug that is not safe."""
+    if not is_safe_slug(slug):
+        return None
+    return locs.memories / slug
+
+
+def project_path(locs: Locations, slug: str) -> str | None:
+    """`project_dir` as a string (the prompt hook's path: no pathlib)."""
+    return os.path.join(locs.memories_path, slug) if is_safe_slug(slug) else None
+
+
+def linked_projects(locs: Locations, slug: str) -> list[str]:
+    """The projects named in `<slug>/linked.txt`: slugs or folder paths, one per line."""
+    folder = project_path(locs, slug)
+    if folder is None:
+        return []
+    try:
+        with open(os.path.join(folder, LINKED_FILE), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return []
+    linked: list[str] = []
+    for line in text.splitlines():
+        name = line.strip()
+        if not name or name.startswith("#"):
+            continue
+        if name.startswith("~"):
+            name = locs.home_path + name[1:]
+        if name[:1] in "/\\" or (name[1:2] == ":" and name[2:3] in "/\\" and name[:1].isascii() and name[:1].isalpha()):
+            name = project_slug(name)
+        if is_safe_slug(name) and name != slug and name not in linked:
+            linked.append(name)
+    return linked
+
+
+def scope_for(locs: Locations, cwd: str) -> list[str]:
+    """The project of `cwd` first, then its linked projects."""
+    own = project_slug(cwd)
+    if not is_safe_slug(own):
+        return []
+    return [own, *linked_projects(locs, own)]
+
+
+def all_projects(locs: Locations) -> list[str]:
+    try:
+        with os.scandir(locs.memories_path) as it:
+            return sorted(e.name for e in it if e.is_dir() and is_safe_slug(e.name))
+    except OSError:
+        return []
