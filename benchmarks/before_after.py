@@ -1,11 +1,13 @@
 """The hooks of this checkout against those of an earlier commit, each installed as its own install.py
 installs it, in one interleaved run.
 
-    python benchmarks/before_after.py REV [--runs 20]
+    python benchmarks/before_after.py REV [--runs 20] [--entries 10000]
 
 Each version gets its private venv (made by that version's own installer code, in a git worktree of
 REV) and its own HOME holding the real-CLI transcripts of tests/fixtures/generated, backfilled by that
 version. Then bare starts, stop, pre-compact, session-start and a prompt of each are timed round-robin.
+With `--entries N`, each version also answers prompts (a new session each run) in a HOME of N realistic
+entries (benchmarks/hook_latency.py's bank, indexed by that version's own `harnesslink reindex`).
 Ratios are to each version's own venv `python -c pass`.
 """
 
@@ -22,8 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks import installed  # noqa: E402
+from benchmarks import hook_latency  # noqa: E402
 from benchmarks.installed import Case, clean_env, interleaved  # noqa: E402
+from harnesslink_core.paths import locations  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "generated"
 HOMES = (("claude-code", ".claude"), ("codex", ".codex"), ("pi", ".pi/agent"), ("omp", ".omp/agent"))
@@ -49,10 +52,20 @@ def home_for(venv: Path, home: Path) -> dict[str, str]:
     return env
 
 
+def large_home(venv: Path, home: Path, entries: int) -> tuple[dict[str, str], Path]:
+    """A HOME of `entries` realistic entries in one project, indexed and passed by that version itself."""
+    env = clean_env(home)
+    hook_latency.build_bank(locations(env), entries, hook_latency.CWD)
+    for verb in (["reindex"], ["autobank"]):
+        subprocess.run([str(venv / "bin" / "harnesslink"), *verb], env=env, capture_output=True, check=True)
+    return env, home / ".superpi" / "agent" / ".last-pass"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rev", help="the earlier commit")
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--entries", type=int, default=0, help="also prompts against a bank of this many entries")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hl-before-after-"))
     tree = root / "tree"
@@ -78,6 +91,10 @@ def main() -> int:
                                        ("user-prompt-submit", {"prompt": "how did we write the notes file"}, True)):
                 cases[f"{tag}: {event}"] = Case([*hook, event, "--harness", "claude-code"], env,
                                                 payload(event, **body), stamp.touch if touch else None)
+            if args.entries:
+                big_env, big_stamp = large_home(venv, root / tag / "large", args.entries)
+                cases[f"{tag}: prompt, {args.entries} entries"] = hook_latency.prompt_case(
+                    venv / "bin" / "context-hook", big_env, big_stamp, hook_latency.PROMPTS, 1)
         result = interleaved(cases, args.runs, baseline="after: bare")
         for tag in ("before", "after"):
             bare = result[f"{tag}: bare"]["median_ms"]
