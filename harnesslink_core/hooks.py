@@ -38,9 +38,8 @@ EVENTS = {
     "stop": "Stop",
     "pre-compact": "PreCompact",
 }
+# harnesses.registry.WIRED, spelled out: the prompt hook imports no reader (tests/harnesses/test_registry.py)
 HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
-_PROCESS = False  # set by `process_main`: this process ends as soon as it has answered
-_AFTER_ANSWER: list = []  # work left for after the answer (see `after_answer`)
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024
 SESSION_START_BUDGET = 1024 * 1024  # bytes of new transcript per harness read before the brief
@@ -126,12 +125,17 @@ def _text(value: object) -> str | None:
 
 
 class Context:
-    """Everything one hook run knows: options first, then the harness's JSON."""
+    """Everything one hook run knows: options first, then the harness's JSON.
 
-    def __init__(self, opts: Options, payload: dict) -> None:
+    `defer`: the hook is a process of its own (`process_main`), so bookkeeping the answer does not
+    depend on waits until the answer is out (`after_answer` puts it in `deferred`)."""
+
+    def __init__(self, opts: Options, payload: dict, *, defer: bool = False) -> None:
         from .paths import locations
 
         self.opts = opts
+        self.defer = defer
+        self.deferred: list = []  # work for after the answer, guarded (see `after_answer`)
         self.locs = locations()
         self.harness = opts.harness
         self.event = opts.event
@@ -146,6 +150,20 @@ class Context:
 
     def log_error(self, message: str, exc: BaseException | None = None) -> None:
         log.error(self.locs, message, exc)
+
+    def after_answer(self, work, failure: str, *, now: bool = False) -> None:
+        """Bookkeeping the answer does not depend on: left for after the answer when the hook is a
+        process of its own, done at once otherwise (or when `now`). Failures are logged."""
+        def guarded() -> None:
+            try:
+                work()
+            except Exception as exc:  # noqa: BLE001
+                self.log_error(failure, exc)
+
+        if self.defer and not now:
+            self.deferred.append(guarded)
+        else:
+            guarded()
 
 
 def prompt_context(ctx: Context) -> str:
@@ -169,33 +187,10 @@ def prompt_context(ctx: Context) -> str:
 
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)
-    try:
-        conn = index.connect(ctx.locs, create=False, busy_ms=50)
-    except index.IndexUnavailable as exc:
-        ctx.notes.append(f"no matches: search index unavailable ({exc})")
-        if not ctx.opts.dry_run:
-            if isinstance(exc, index.IndexCorrupt):
-                ctx.log_error(f"search index unusable, rebuilding in the background: {exc}")
-            index.rebuild_in_background(ctx.locs)
+    decision = _search(ctx, lambda conn: find_matches(conn, ctx.prompt, projects, session_id=ctx.session,
+                                                      already_injected=already), projects)
+    if decision is None:
         return ""
-    try:
-        if not ctx.opts.dry_run:
-            _sync_quickly(ctx, conn, projects)
-        decision = find_matches(conn, ctx.prompt, projects, session_id=ctx.session, already_injected=already)
-    except index.sqlite3.OperationalError as exc:
-        ctx.notes.append(f"no matches: search index busy ({exc})")
-        ctx.log_error(f"search index busy: {exc}")
-        return ""
-    except index.sqlite3.DatabaseError as exc:
-        ctx.notes.append(f"no matches: search index corrupt ({exc})")
-        ctx.log_error(f"search index corrupt, rebuilding in the background: {exc}")
-        if not ctx.opts.dry_run:
-            conn.close()
-            index.delete_index_files(ctx.locs)
-            index.rebuild_in_background(ctx.locs)
-        return ""
-    finally:
-        conn.close()
     ctx.notes.append(f"projects searched: {', '.join(projects) or '(none)'}")
     ctx.notes.append(f"terms: {', '.join(decision.terms)}")
     if decision.skipped:
@@ -207,10 +202,44 @@ def prompt_context(ctx: Context) -> str:
     if text and not ctx.opts.dry_run and ctx.session:
         ids = decision.given()
         # a quick write waits for the answer to be out; creating the ledger first is not quick: now
-        after_answer(ctx, lambda: given.add(ids), "could not remember injected entries", now=not given.ready())
-    if not _PROCESS:  # a hook process leaves it to its end (see process_main)
+        ctx.after_answer(lambda: given.add(ids), "could not remember injected entries", now=not given.ready())
+    if not ctx.defer:  # a hook process leaves it to its end (see process_main)
         given.close()
     return text
+
+
+def _search(ctx: Context, search, projects: list[str]):
+    """`search(conn)` over the index as it is (refreshed quickly first), or None when the index cannot
+    answer now: missing, locked or corrupt. A corrupt one is deleted and rebuilt in the background."""
+    from .recall import index
+
+    try:
+        conn = index.connect(ctx.locs, create=False, busy_ms=50)
+    except index.IndexUnavailable as exc:
+        ctx.notes.append(f"no matches: search index unavailable ({exc})")
+        if not ctx.opts.dry_run:
+            if isinstance(exc, index.IndexCorrupt):
+                ctx.log_error(f"search index unusable, rebuilding in the background: {exc}")
+            index.rebuild_in_background(ctx.locs)
+        return None
+    try:
+        if not ctx.opts.dry_run:
+            _sync_quickly(ctx, conn, projects)
+        return search(conn)
+    except index.sqlite3.OperationalError as exc:
+        ctx.notes.append(f"no matches: search index busy ({exc})")
+        ctx.log_error(f"search index busy: {exc}")
+        return None
+    except index.sqlite3.DatabaseError as exc:
+        ctx.notes.append(f"no matches: search index corrupt ({exc})")
+        ctx.log_error(f"search index corrupt, rebuilding in the background: {exc}")
+        if not ctx.opts.dry_run:
+            conn.close()
+            index.delete_index_files(ctx.locs)
+            index.rebuild_in_background(ctx.locs)
+        return None
+    finally:
+        conn.close()
 
 
 def _has_bank(locs, slug: str) -> bool:
@@ -280,6 +309,10 @@ def pre_compact(ctx: Context) -> None:
     autobank.run_pass(ctx.locs, paths=paths, harnesses=[ctx.harness])
 
 
+HANDLERS = {"user-prompt-submit": prompt_context, "session-start": session_context, "stop": stop,
+            "pre-compact": pre_compact}  # what each event says to the agent, if anything
+
+
 def _path(text: str):
     from pathlib import Path
 
@@ -325,58 +358,68 @@ def _injected(ctx: Context, given) -> set[str]:
         return set()
 
 
-def after_answer(ctx: Context, work, failure: str, *, now: bool = False) -> None:
-    """Bookkeeping the answer does not depend on: done once the answer is out when the hook is a
-    process of its own (see `process_main`), at once otherwise (or when `now`). Failures are logged."""
-    def guarded() -> None:
-        try:
-            work()
-        except Exception as exc:  # noqa: BLE001
-            ctx.log_error(failure, exc)
-
-    if _PROCESS and not now:
-        _AFTER_ANSWER.append(guarded)
-    else:
-        guarded()
-
-
 # --- entry point ----------------------------------------------------------------
 
 
-def run(argv: list[str], stdin=None) -> tuple[dict, list[str]]:
-    """Handle one hook call: the JSON answer and the dry run's notes. Never raises."""
+class HookRun:
+    """One hook call's outcome: the JSON answer, the dry run's notes, and the work left for after
+    the answer (only when the hook is a process of its own)."""
+
+    def __init__(self, harness: str, event: str) -> None:
+        self.harness, self.event = harness, event
+        self.context = ""
+        self.notes: list[str] = []
+        self.deferred: list = []
+
+    @property
+    def answer(self) -> dict:
+        return answer(self.harness, self.event, self.context)
+
+
+class error_handler:
+    """Whatever fails inside is logged and swallowed, never raised (a hook must never break the
+    session): the hook then answers with the empty answer. `what` names it in the log."""
+
+    def __init__(self, what: str, run: HookRun | None = None) -> None:
+        self.what, self.run = what, run
+        self.failed: BaseException | None = None
+
+    def __enter__(self) -> error_handler:
+        return self
+
+    def __exit__(self, kind, exc, traceback) -> bool:
+        if exc is None:
+            return False
+        self.failed = exc
+        what = self.what if self.run is None else self.run.event or self.what
+        log.error_anywhere(f"{what} failed", exc)
+        if self.run is not None:
+            self.run.notes.append(f"failed: {exc!r} (logged)")
+            self.run.context = ""
+        return True
+
+
+def run(argv: list[str], stdin=None, *, defer: bool = False) -> HookRun:
+    """Handle one hook call. Never raises."""
     opts = parse_args(argv)
-    notes: list[str] = []
-    harness = opts.harness if opts.harness in HARNESS_IDS else "claude-code"
-    event = opts.event
-    context = ""
-    try:
+    result = HookRun(opts.harness if opts.harness in HARNESS_IDS else "claude-code", opts.event)
+    with error_handler("hook", result):
         payload = read_payload(sys.stdin if stdin is None else stdin)
-        if event not in EVENTS:
-            event = _event_from_payload(payload) or event
+        if result.event not in EVENTS:
+            result.event = _event_from_payload(payload) or result.event
         if opts.harness not in HARNESS_IDS:
-            notes.append(f"unknown harness {opts.harness!r}: answering as claude-code")
-        opts.harness, opts.event = harness, event
-        if event not in EVENTS:
-            notes.append(f"unknown event {event!r}: nothing to do")
-            return answer(harness, event, ""), notes
-        ctx = Context(opts, payload)
+            result.notes.append(f"unknown harness {opts.harness!r}: answering as claude-code")
+        opts.harness, opts.event = result.harness, result.event
+        if result.event not in EVENTS:
+            result.notes.append(f"unknown event {result.event!r}: nothing to do")
+            return result
+        ctx = Context(opts, payload, defer=defer)
         try:
-            if event == "user-prompt-submit":
-                context = prompt_context(ctx)
-            elif event == "session-start":
-                context = session_context(ctx)
-            elif event == "stop":
-                stop(ctx)
-            elif event == "pre-compact":
-                pre_compact(ctx)
+            result.context = HANDLERS[result.event](ctx) or ""
         finally:
-            notes += ctx.notes
-    except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
-        log.error_anywhere(f"{event or 'hook'} failed", exc)
-        notes.append(f"failed: {exc!r} (logged)")
-        context = ""
-    return answer(harness, event, context), notes
+            result.notes += ctx.notes
+            result.deferred = ctx.deferred
+    return result
 
 
 def _event_from_payload(payload: dict) -> str | None:
@@ -387,24 +430,21 @@ def _event_from_payload(payload: dict) -> str | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, defer: bool = False) -> list:
+    """Run the hook and print its answer; the work left for after the answer (see `HookRun`)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        result, notes = run(args)
-        dry = "--dry-run" in args
-        if dry:
-            sys.stdout.write(_dry_run_report(args, result, notes))
+    result = run(args, defer=defer)
+    with error_handler("hook output") as output:  # even printing may fail (a closed pipe)
+        if "--dry-run" in args:
+            sys.stdout.write(_dry_run_report(args, result.answer, result.notes))
         else:
-            _write_utf8(sys.stdout, wirejson.dumps(result))
+            _write_utf8(sys.stdout, wirejson.dumps(result.answer))
         sys.stdout.flush()
-    except BaseException as exc:  # noqa: BLE001 - even printing may fail (closed pipe)
-        log.error_anywhere("hook output failed", exc)
-        try:
+    if output.failed:
+        with error_handler("hook output"):
             sys.stdout.write("{}")
             sys.stdout.flush()
-        except BaseException:  # noqa: BLE001
-            pass
-    return 0
+    return result.deferred
 
 
 def _write_utf8(stream, text: str) -> None:
@@ -435,15 +475,13 @@ def process_main(argv: list[str] | None = None) -> None:
     at once. `os._exit` skips the interpreter's teardown and SQLite's checkpoint of the ledger when its
     last connection closes (an fsync: ~8 ms of every prompt that injected something); the ledger's
     own writers checkpoint it as usual."""
-    global _PROCESS
-    _PROCESS = True
-    main(argv)
+    deferred = main(argv, defer=True)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-        if _AFTER_ANSWER:
+        if deferred:
             _leave_the_harness()
-            for work in _AFTER_ANSWER:
+            for work in deferred:
                 work()
     finally:
         os._exit(0)

@@ -151,7 +151,7 @@ def test_nothing_is_injected_in_a_kept_out_folder(locs, isolated_home, tmp_path)
     payload = {"session_id": "s-2", "cwd": str(proj), "prompt": "why is the login test flaky again?"}
 
     def ask(event: str) -> dict:
-        return hooks.run([event, "--harness", "claude-code"], stdin=io.StringIO(json.dumps(payload)))[0]
+        return hooks.run([event, "--harness", "claude-code"], stdin=io.StringIO(json.dumps(payload))).answer
 
     assert ask("session-start") and ask("user-prompt-submit"), "injected while not kept out"
     (proj / ".harnesslink-off").write_text("")

@@ -72,7 +72,7 @@ def _hooks_answer(session: ClaudeSession) -> None:
                "prompt": "why was the login test failing before?", "last_assistant_message": LONG.strip()}
     for harness in ("claude-code", "codex", "pi"):
         for event in ("session-start", "user-prompt-submit", "stop", "pre-compact"):
-            answer, _ = hooks.run([event, "--harness", harness], stdin=io.StringIO(json.dumps(payload)))
+            answer = hooks.run([event, "--harness", harness], stdin=io.StringIO(json.dumps(payload))).answer
             if harness == "pi":
                 assert set(answer) == {"additionalContext"} and isinstance(answer["additionalContext"], str)
             elif answer:

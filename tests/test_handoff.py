@@ -91,7 +91,7 @@ def test_a_codex_plan_becomes_the_todos(locs, isolated_home: Path) -> None:
 
 
 def _start(harness: str, cwd: str = CWD) -> str:
-    answer, _ = hooks.run(["session-start", "--harness", harness, "--cwd", cwd], stdin=io.StringIO("{}"))
+    answer = hooks.run(["session-start", "--harness", harness, "--cwd", cwd], stdin=io.StringIO("{}")).answer
     if harness in ("pi", "omp"):
         return answer["additionalContext"]
     return answer.get("hookSpecificOutput", {}).get("additionalContext", "")
@@ -114,10 +114,9 @@ def test_the_next_session_start_of_the_target_gets_it_once(target: str, locs, is
 
 def test_a_dry_run_shows_the_handoff_without_taking_it(locs, isolated_home: Path) -> None:
     resume.prepare(locs, _session(_claude_session(isolated_home).path), "codex")
-    answer, notes = hooks.run(["session-start", "--harness", "codex", "--cwd", CWD, "--dry-run"],
-                              stdin=io.StringIO("{}"))
-    assert 'kind="handoff"' in answer["hookSpecificOutput"]["additionalContext"]
-    assert any("handoff" in n for n in notes)
+    run = hooks.run(["session-start", "--harness", "codex", "--cwd", CWD, "--dry-run"], stdin=io.StringIO("{}"))
+    assert 'kind="handoff"' in run.answer["hookSpecificOutput"]["additionalContext"]
+    assert any("handoff" in n for n in run.notes)
     assert 'kind="handoff"' in _start("codex")
 
 

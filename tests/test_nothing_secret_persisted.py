@@ -114,7 +114,7 @@ def _states(path: Path, lines: list[str]) -> list[str]:
 
 
 def _hook(event: str, harness: str, payload: dict) -> dict:
-    answer, _ = hooks.run([event, "--harness", harness], stdin=io.StringIO(json.dumps(payload)))
+    answer = hooks.run([event, "--harness", harness], stdin=io.StringIO(json.dumps(payload))).answer
     return answer
 
 
