@@ -28,16 +28,19 @@ import sys
 from . import __version__
 from .memory_tools import ToolError
 from .paths import Locations, locations
+from .wirejson import may_hold_surrogates, without_lone_surrogates
 
 TYPE_CHECKING = False  # `typing` costs milliseconds of start-up
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, BinaryIO
 
+# harnesses.registry.WIRED, spelled out: start-up imports no reader (tests/harnesses/test_registry.py)
 HARNESSES = ("claude-code", "codex", "pi", "omp")
 
 # Newest first; a client asking for one of these gets it back, anything else gets the newest.
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+BATCH_VERSIONS = ("2025-03-26",)  # the one version with JSON-RPC batches (added then, removed in 2025-06-18)
 MAX_LINE = 32 * 1024 * 1024
 INSTRUCTIONS = (
     "HarnessLink: this project's memory, shared by the coding agents used here (Claude Code, Codex, pi, omp). "
@@ -53,6 +56,7 @@ class Server:
         self.locs = locs
         self.harness = harness
         self.out = out
+        self.version: str | None = None  # the protocol version `initialize` agreed on
 
     # -- the loop -----------------------------------------------------------------------------------------------
 
@@ -81,9 +85,15 @@ class Server:
             message = json.loads(line)
         except (ValueError, RecursionError):
             return _error(None, PARSE_ERROR, "not valid JSON")
-        if isinstance(message, list):  # a JSON-RPC batch (protocol 2025-03-26)
+        if may_hold_surrogates(line):
+            message = without_lone_surrogates(message)
+        if isinstance(message, list):  # a JSON-RPC batch: only protocol 2025-03-26 has them
             if not message:
                 return _error(None, INVALID_REQUEST, "empty batch")
+            if self.version not in BATCH_VERSIONS:
+                return _error(None, INVALID_REQUEST, f"protocol {self.version or '(not initialized)'} has no batches")
+            if any(isinstance(m, dict) and m.get("method") == "initialize" for m in message):
+                return _error(None, INVALID_REQUEST, "initialize cannot be part of a batch")
             replies = [r for r in (self.handle(m) for m in message) if r is not None]
             return replies or None
         return self.handle(message)
@@ -122,6 +132,7 @@ class Server:
     def initialize(self, params: dict) -> dict:
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        self.version = version
         return {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},
@@ -135,6 +146,8 @@ class Server:
     def tools_list(self, params: dict) -> dict:
         from .memory_tools import listing
 
+        if params.get("cursor") is not None:  # one page: we never hand out a cursor
+            raise _ParamsError("invalid cursor: tools/list has a single page")
         return {"tools": listing()}
 
     def tools_call(self, params: dict) -> dict:
@@ -218,7 +231,11 @@ def _id_of(message: Any) -> Any:
 
 
 def _error(request_id: Any, code: int, message: str) -> dict:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    """An error reply; without an id when the request's is unknown (MCP's schema has no null id)."""
+    reply: dict = {"jsonrpc": "2.0", "error": {"code": code, "message": message}}
+    if request_id is not None:
+        reply["id"] = request_id
+    return reply
 
 
 def fast_path(argv: Sequence[str]) -> int | None:

@@ -66,3 +66,24 @@ else:
         if isinstance(value, (list, tuple)):
             return "[" + ",".join(dumps(v) for v in value) + "]"
         raise ValueError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+def without_lone_surrogates(value):
+    """`value` with every unpaired UTF-16 surrogate in its strings (keys too) turned into U+FFFD.
+    JSON may carry `"\\ud83d"` alone (a client or a harness that cut an emoji in half): Python's
+    parser accepts it, but such a string cannot be encoded, written or hashed as UTF-8."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    return value
+
+
+def may_hold_surrogates(data: bytes) -> bool:
+    """Whether JSON text could decode to a lone surrogate (a `\\uD800`-`\\uDFFF` escape)."""
+    lower = data.lower()
+    return b"\\ud" in lower and any(b"\\ud" + digit in lower for digit in (b"8", b"9", b"a", b"b", b"c", b"d", b"e", b"f"))

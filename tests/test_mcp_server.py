@@ -69,7 +69,8 @@ def test_no_input_stops_the_loop_and_every_request_gets_an_answer(tmp_path: Path
 
     assert replies[-1] == {"jsonrpc": "2.0", "id": "last", "result": {}}
     assert all(r.get("jsonrpc") == "2.0" and ("result" in r or "error" in r) for r in replies)
-    by_id = {r["id"]: r for r in replies if r["id"] is not None}
+    assert all(r.get("id", "absent") is not None for r in replies), "an unknown id is left out, never null"
+    by_id = {r["id"]: r for r in replies if "id" in r}
     assert by_id[7]["error"]["code"] == -32602
     assert by_id[8]["error"]["code"] == -32602
     assert by_id[9]["result"]["isError"] and "must be a JSON object" in by_id[9]["result"]["content"][0]["text"]
@@ -78,11 +79,31 @@ def test_no_input_stops_the_loop_and_every_request_gets_an_answer(tmp_path: Path
     assert 11 not in by_id, "an answer to nothing we asked gets no answer"
 
 
-def test_a_batch_gets_a_batch_of_answers(tmp_path: Path) -> None:
-    batch = json.dumps([INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                        {"jsonrpc": "2.0", "id": 2, "method": "ping"}]).encode()
-    [replies] = run_loop(tmp_path, frames(batch))
-    assert [r["id"] for r in replies] == [1, 2]
+def test_a_batch_gets_a_batch_of_answers_only_in_the_protocol_that_has_batches(tmp_path: Path) -> None:
+    init_2025_03 = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}}
+    batch = json.dumps([{"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 2, "method": "ping"}, {"jsonrpc": "2.0", "id": 3, "method": "ping"}])
+    _, replies = run_loop(tmp_path, frames(init_2025_03, batch.encode()))
+    assert [r["id"] for r in replies] == [2, 3]
+    for first in (INIT, {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-11-25"}}):
+        _, refused = run_loop(tmp_path, frames(first, batch.encode()))
+        assert refused == {"jsonrpc": "2.0", "error": {"code": -32600, "message": refused["error"]["message"]}}
+    [refused] = run_loop(tmp_path, frames(json.dumps([init_2025_03]).encode()))
+    assert refused["error"]["code"] == -32600 and "id" not in refused, "initialize is never part of a batch"
+
+
+def test_an_invalid_cursor_is_an_invalid_params_error(tmp_path: Path) -> None:
+    _, listed, refused = run_loop(tmp_path, frames(
+        INIT, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": None}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "page-2"}}))
+    assert listed["result"]["tools"] and refused["error"]["code"] == -32602
+
+
+def test_a_lone_surrogate_in_a_request_is_replaced_not_an_internal_error(tmp_path: Path) -> None:
+    text = b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_bank", "arguments": ' \
+           b'{"text": "The deploy script needs bash 5 \\ud800 for mapfile -d; noted for the release runbook."}}}'
+    _, reply = run_loop(tmp_path, frames(INIT, text))
+    assert not reply["result"]["isError"], reply
 
 
 def test_an_oversized_line_is_skipped_with_a_parse_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
