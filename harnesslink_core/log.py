@@ -13,11 +13,10 @@ KEEP = 3
 
 
 def write(locs: Locations, level: str, message: str, *, exc: BaseException | None = None) -> None:
-    """Append one line (and a traceback, if given). Never raises: logging must not break a hook."""
+    """Append one line (and a traceback, if given); to stderr when the log file cannot be written
+    (an unusable home). Never raises: logging must not break a hook."""
+    text = ""
     try:
-        path = locs.log_path
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        _rotate(path)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         text = f"{stamp} {level.upper()} [{os.getpid()}] {message}\n"
         if exc is not None:
@@ -27,9 +26,22 @@ def write(locs: Locations, level: str, message: str, *, exc: BaseException | Non
         from .redact import redact  # only when something is logged: the prompt hook rarely logs
 
         text = redact(text)
+        path = locs.log_path
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _rotate(path)
         with open(path, "a", encoding="utf-8", errors="replace") as f:
             f.write(text)
-    except Exception:  # noqa: BLE001 - a full disk or a read-only home must not surface
+    except Exception:  # noqa: BLE001 - a full disk or a read-only home must not surface as a failure
+        _to_stderr(text)
+
+
+def _to_stderr(text: str) -> None:
+    try:
+        import sys
+
+        sys.stderr.write(text or "harnesslink: an error could not be logged\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001
         pass
 
 
