@@ -17,7 +17,13 @@ from __future__ import annotations
 TAG = "harnesslink-memory"  # == harnesses.base.INJECTED_TAG (kept here: the hot path skips that import)
 
 # No `re` here: it imports `enum`, and this module is on the prompt hook's path.
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"))
+# Unicode's default-ignorable code points (DerivedCoreProperties.txt): characters that render as
+# nothing, so they could hide inside `</` or our tag's name. Removed from entry text.
+_INVISIBLE_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+                     (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+                     (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+                     (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+_invisible: dict[int, None] = {}  # the translate table, made on the first non-ASCII text
 _TAG_JOINERS = frozenset("_-\u2010\u2011\u2012\u2013\u2014\u2015\u00ad\u200b")  # and any white space
 _TAG_SPELLING = r"harnesslink[\s_\-\u2010-\u2015\u00ad\u200b]*memory"  # what _spell_out_tag finds, as a regex
 
@@ -51,7 +57,17 @@ PREAMBLE = {
 
 def neutralise(text: str) -> str:
     """Entry text made unable to close, open or fake any tag."""
-    return _escape_closers(_spell_out_tag(text.translate(_INVISIBLE)))
+    return _escape_closers(_spell_out_tag(without_invisible(text)))
+
+
+def without_invisible(text: str) -> str:
+    """`text` without the characters that render as nothing (`_INVISIBLE_RANGES`)."""
+    if text.isascii():
+        return text
+    if not _invisible:
+        for low, high in _INVISIBLE_RANGES:
+            _invisible.update(dict.fromkeys(range(low, high + 1)))
+    return text.translate(_invisible)
 
 
 def _spell_out_tag(text: str) -> str:
