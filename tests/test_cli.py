@@ -93,3 +93,15 @@ def test_status_says_what_it_could_not_read(locs, isolated_home: Path, capsys: p
     assert "encrypted" in data["antigravity"]["unreadable"]
     assert main(["status"]) == 0
     assert "unreadable: 1 compressed rollouts" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["recall", "x", "-k", "99999999999999999999"], ["recall", "x", "-k", "0"],
+                                  ["forget", "--query", "x", "-k", "-3"], ["brief", "--budget", "1e9"],
+                                  ["resume", "-n", "99999999999999999999"], ["backfill", "--days", "1e400"],
+                                  ["backfill", "--days", "nan"]])
+def test_a_number_out_of_range_is_refused_in_one_line(argv: list[str], locs, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "unexpected" not in err and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("harnesslink")

@@ -8,11 +8,12 @@ import sys
 from ..banking import autobank
 from ..paths import Locations
 from .autobank import failed, summary
+from .options import number
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("backfill", help="Bank every turn of the last N days (re-reads every transcript once)")
-    parser.add_argument("--days", type=float, default=30, help="how far back (default 30)")
+    parser.add_argument("--days", type=number(0, 36500), default=30, help="how far back (default 30)")
     parser.add_argument("--harness", action="append", help="only this harness (repeatable)")
 
 

@@ -11,6 +11,7 @@ import time
 from ..control import forget
 from ..paths import Locations
 from ..store.scope import is_safe_slug, project_slug
+from .options import whole_number
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "--project or --all says otherwise; entry paths, ids and --session look everywhere.")
     parser.add_argument("entries", nargs="*", help="entry paths, file names, ids (2026-08-28T10-30-00-000Z) or turn keys")
     parser.add_argument("--query", help="the entries the recall search finds for these words (best -k)")
-    parser.add_argument("-k", type=int, default=5, help="with --query: how many matches (default 5)")
+    parser.add_argument("-k", type=whole_number(1, 1000), default=5, help="with --query: how many matches (default 5)")
     parser.add_argument("--session", help="every entry of this session id")
     parser.add_argument("--before", help="entries of turns that finished before this date (YYYY-MM-DD or ISO time)")
     parser.add_argument("--project", action="append", help="only this project: a folder path or a slug (repeatable)")

@@ -13,6 +13,7 @@ from ..paths import Locations
 from ..recall import index
 from ..recall.terms import meaningful_terms
 from ..store.scope import scope_for
+from .options import whole_number
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--cwd", default=None, help="the project folder (default: the current directory)")
     parser.add_argument("--all", action="store_true", help="search every project, not just this one")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
-    parser.add_argument("-k", type=int, default=5, help="how many matches (default 5)")
+    parser.add_argument("-k", type=whole_number(1, 1000), default=5, help="how many matches (default 5)")
 
 
 def query_terms(query: str) -> list[str]:

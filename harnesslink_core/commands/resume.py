@@ -27,6 +27,7 @@ from ..log import error as log_error
 from ..paths import Locations
 from ..sessions import handoff, handoff_build
 from ..sessions.base import BRIEF_THRESHOLD, HARNESSES, Session, find_by_prefix, list_sessions, source
+from .options import whole_number
 
 DEFAULT_LIMIT = 10
 
@@ -44,7 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("session", nargs="?", help="a session id or a unique prefix of one")
     parser.add_argument("--cwd", default=None, help="the project folder to list (default: the current directory)")
     parser.add_argument("--harness", choices=HARNESSES, default=None, help="list only this harness's sessions")
-    parser.add_argument("-n", type=int, default=DEFAULT_LIMIT, help=f"how many sessions (default {DEFAULT_LIMIT})")
+    parser.add_argument("-n", type=whole_number(1, 1000), default=DEFAULT_LIMIT, help=f"how many sessions (default {DEFAULT_LIMIT})")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--native", action="store_true", help="run the harness's own resume in the session's folder")

@@ -43,7 +43,7 @@ def collect(locs: Locations) -> dict[str, Any]:
                     st = os.stat(path)
                 except OSError:
                     continue
-                window = row[0] if row else time.time() - 30 * 86400
+                window = row.window_start if row else time.time() - 30 * 86400
                 if rec is None and st.st_mtime >= window:
                     backlog += 1
                 elif rec is not None and rec.read_end is not None and (rec.size, rec.mtime) != (st.st_size, st.st_mtime):
@@ -65,13 +65,11 @@ def collect(locs: Locations) -> dict[str, Any]:
                 "backlog": backlog,
                 "bad_lines": sum(r.bad_lines for r in records.values()),
                 "errors_24h": len(errors),
-                "last_error": errors[-1][2] if errors else None,
-                "last_pass": clock.iso(row[2]) if row and row[2] else None,
-                "window_start": clock.iso(row[0]) if row else None,
+                "last_error": errors[-1].message if errors else None,
+                "last_pass": clock.iso(row.last_pass) if row and row.last_pass else None,
+                "window_start": clock.iso(row.window_start) if row else None,
             }
-            unreadable = getattr(harness, "unreadable", None)
-            if callable(unreadable):
-                entry["unreadable"] = unreadable(locs)
+            entry["unreadable"] = harness.unreadable(locs)
             out["harnesses"][name] = entry
     finally:
         ledger.close()
