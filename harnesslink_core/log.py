@@ -10,11 +10,20 @@ from .paths import Locations
 
 MAX_BYTES = 1_000_000
 KEEP = 3
+_fallback = None  # where a line goes when the log file cannot be written (see `fall_back_to`)
+
+
+def fall_back_to(stream) -> None:
+    """Send what cannot be written to the log file (an unusable home) to `stream` instead of losing
+    it. The MCP server and the CLI set stderr; the hooks set nothing: a harness shows what a hook
+    prints, and a hook prints its answer only."""
+    global _fallback
+    _fallback = stream
 
 
 def write(locs: Locations, level: str, message: str, *, exc: BaseException | None = None) -> None:
-    """Append one line (and a traceback, if given); to stderr when the log file cannot be written
-    (an unusable home). Never raises: logging must not break a hook."""
+    """Append one line (and a traceback, if given); to the fallback stream when the log file cannot
+    be written. Never raises: logging must not break a hook."""
     text = ""
     try:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -32,17 +41,12 @@ def write(locs: Locations, level: str, message: str, *, exc: BaseException | Non
         with open(path, "a", encoding="utf-8", errors="replace") as f:
             f.write(text)
     except Exception:  # noqa: BLE001 - a full disk or a read-only home must not surface as a failure
-        _to_stderr(text)
-
-
-def _to_stderr(text: str) -> None:
-    try:
-        import sys
-
-        sys.stderr.write(text or "harnesslink: an error could not be logged\n")
-        sys.stderr.flush()
-    except Exception:  # noqa: BLE001
-        pass
+        if _fallback is not None:
+            try:
+                _fallback.write(text or "harnesslink: an error could not be logged\n")
+                _fallback.flush()
+            except Exception:  # noqa: BLE001
+                pass
 
 
 def _rotate(path: os.PathLike[str]) -> None:

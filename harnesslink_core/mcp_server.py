@@ -254,8 +254,11 @@ def fast_path(argv: Sequence[str]) -> int | None:
 
 def serve(harness: str = "", env: dict[str, str] | None = None) -> int:
     """Run until stdin closes. Returns 0 whatever happened."""
+    from . import log
+
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # only the protocol may write to the real stdout
+    log.fall_back_to(sys.stderr)  # MCP's own channel for a server's logs
     locs = locations(env)
     server = Server(locs, harness, out)
     try:
