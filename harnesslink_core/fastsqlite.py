@@ -50,3 +50,26 @@ def _load():
 
 
 sqlite3 = _load()
+
+
+class Transaction:
+    """`with Transaction(conn):` is BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error; a nested use
+    joins the outer transaction. The one way our code writes a database in a transaction."""
+
+    def __init__(self, db) -> None:
+        self.db = db
+        self.outer = False
+
+    def __enter__(self):
+        self.outer = not self.db.in_transaction
+        if self.outer:
+            self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if not self.outer:
+            return
+        if exc_type is None:
+            self.db.execute("COMMIT")
+        elif self.db.in_transaction:  # sqlite may have rolled back already (a full disk)
+            self.db.execute("ROLLBACK")

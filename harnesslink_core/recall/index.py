@@ -37,7 +37,7 @@ import os
 import sys
 import time
 
-from ..fastsqlite import sqlite3  # the C module alone, cheaply (on every prompt)
+from ..fastsqlite import Transaction, sqlite3  # the C module alone, cheaply (on every prompt)
 from ..paths import Locations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
@@ -171,8 +171,7 @@ class IndexBehind(Exception):
 
 def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with Transaction(conn):
         if fresh:  # an older schema: drop it, the Markdown rebuilds it
             for table in ("fts", "docs", "projects", "vocab_keys", "vocab_groups", "meta"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
@@ -181,11 +180,6 @@ def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:
                 conn.execute(statement)
         _load_vocabulary(conn)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:  # a full disk has rolled it back already
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _load_vocabulary(conn: sqlite3.Connection) -> None:
@@ -207,13 +201,8 @@ def _refresh_vocabulary(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'vocabulary'").fetchone()
     if row is not None and row[0] == lexicon.data_stamp():
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with Transaction(conn):
         _load_vocabulary(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def vocabulary(conn: sqlite3.Connection, keys: list[str]) -> list[tuple[str, int, str, int]]:
@@ -323,8 +312,7 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
         if len(todo[0]) + len(todo[1]) > max_changes:
             raise IndexBehind(f"{slug}: {len(todo[0]) + len(todo[1])} entries to index")
 
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with Transaction(conn):
         known = _known(conn, slug)
         gone, fresh = _changes(known, on_disk)
         forgotten = _forgotten(locs) if fresh else None
@@ -347,11 +335,6 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
                 " VALUES (?, ?, (SELECT count(*) FROM docs WHERE project = ?))",
                 (slug, -1 if racy else dir_mtime, slug),
             )
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:  # a full disk has rolled it back already
-            conn.execute("ROLLBACK")
-        raise
     return changed
 
 
@@ -378,18 +361,12 @@ def _changes(known: dict[str, tuple[int, int, int]], on_disk: dict[str, tuple[st
 def remove(conn: sqlite3.Connection, rel_paths: Iterable[str]) -> int:
     """Drop these entries' rows (`<slug>/bank/<file>.md`); how many there were."""
     removed = 0
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with Transaction(conn):
         for rel in rel_paths:
             row = conn.execute("SELECT id FROM docs WHERE path = ?", (rel,)).fetchone()
             if row:
                 _delete_doc(conn, row[0])
                 removed += 1
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return removed
 
 
@@ -477,12 +454,11 @@ def rebuild(locs: Locations) -> int:
         delete_index_files(locs)
         conn = connect(locs)
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("DELETE FROM docs")
-        conn.execute("DELETE FROM fts")
-        conn.execute("DELETE FROM projects")
-        _load_vocabulary(conn)
-        conn.execute("COMMIT")
+        with Transaction(conn):
+            conn.execute("DELETE FROM docs")
+            conn.execute("DELETE FROM fts")
+            conn.execute("DELETE FROM projects")
+            _load_vocabulary(conn)
         count = sync(conn, locs, None, force=True)
         conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
         return count
