@@ -17,8 +17,14 @@ tool is called.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .paths import Locations
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .store.bank import Entry
 
 SEARCH_LIMIT_MAX = 20
 QUERY_CHARS = 2_000  # a longer query is searched by its start
@@ -27,6 +33,7 @@ GET_CHARS = 20_000  # one entry back to the model; pi asks tools to stay under 5
 BRIEF_MIN, BRIEF_MAX = 500, 20_000
 TAGS_MAX = 10
 FORGET_MAX = 20
+PASS_LOCK_WAIT = 30.0  # as forget waits: a pass takes seconds, a backlog is drained in the background
 
 
 class ToolError(Exception):
@@ -324,6 +331,7 @@ def memory_bank(args: dict, session: Session) -> str:
     from . import clock
     from .redact import redact
     from .store import bank, projectfiles
+    from .store.ledger import tombstones
     from .store.scope import project_slug
 
     raw = _text(args, "text", required=True)
@@ -331,47 +339,21 @@ def memory_bank(args: dict, session: Session) -> str:
     if len(text) > TEXT_CHARS:
         raise ToolError(f"`text` is {len(text)} characters; at most {TEXT_CHARS}: summarise it or record "
                         "it as several learnings")
-    title = bank.make_title(redact(_text(args, "title")) or text)
     tags = _tags(args)
     slug = project_slug(session.cwd)
     folder = session.locs.memories / slug
-    turn_key = f"mcp:{_digest(slug)}:{_digest(' '.join(text.split()))}"
-    from .store.ledger import tombstones
-
-    forgotten = tombstones(session.locs)
-    if forgotten.covers(slug, "", turn_key):
-        raise ToolError("this text was forgotten in this project (harnesslink forget) and is not recorded again")
-    with _bank_lock(session.locs):
-        existing = _banked(session.locs, slug, turn_key)
-        if existing:
-            return f"Already recorded: the same text is in this project's memory as {existing}. Nothing new written."
+    with _pass_lock(session.locs):
         now = clock.now()
-        ts = clock.iso(now)
-        file_iso = clock.file_safe(ts)
-        head = [
-            *bank.frontmatter(file_iso=file_iso, ts=ts, title=title, tags=tags, cwd=session.cwd,
-                              session_id=session.session_id, harness=session.harness, turn_key=turn_key,
-                              source=session.source),
-            "",
-            "## Prompt",
-            "",
-            bank._guard_headings(title),
-            "",
-            "## Actions",
-            "",
-            "(a learning recorded with memory_bank)",
-            "",
-            "## Result",
-            "",
-            bank._guard_headings(text),
-            "",
-        ]
-        entry = bank.Entry(f"{file_iso}--{bank.title_slug(title)}", file_iso, "\n".join(head), turn_key)
-        try:
-            path = bank.write(folder / "bank", entry)
-        except OSError as exc:
-            raise ToolError(f"could not write the entry: {exc.strerror or exc}") from None
-        rel = f"{slug}/bank/{path.name}"
+        entry = bank.render_learning(text, title=_text(args, "title"), tags=tags, at=now, cwd=session.cwd,
+                                     session_id=session.session_id, harness=session.harness, source=session.source)
+        forgotten = tombstones(session.locs)
+        if forgotten.covers(slug, "", entry.turn_key):
+            raise ToolError("this text was forgotten in this project (harnesslink forget) and is not recorded again")
+        existing = bank.find_learning(folder / "bank", entry.turn_key)
+        if existing:
+            return (f"Already recorded: the same text is in this project's memory as {slug}/bank/{existing.name}. "
+                    "Nothing new written.")
+        path = _bank_learning(session.locs, slug, entry, now)
         indexed = _index_now(session.locs, slug)
         try:
             projectfiles.rebuild_main(folder, forgotten)
@@ -379,39 +361,38 @@ def memory_bank(args: dict, session: Session) -> str:
             pass  # the next autobank pass rebuilds it
     note = "" if indexed else " (the search index is busy: it will find it after the next pass)"
     redacted = " Secrets in it were redacted." if text != raw.strip() else ""
-    return f"Recorded in this project's memory as {rel}.{redacted}{note}"
+    return f"Recorded in this project's memory as {slug}/bank/{path.name}.{redacted}{note}"
 
 
-def _digest(text: str) -> str:
-    import hashlib
+def _bank_learning(locs: Locations, slug: str, entry: Entry, now: float) -> Path:
+    """Reserve the learning's turn_key, write its entry, mark it banked: the pass's three steps (SPEC §5)."""
+    import sqlite3
 
-    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=10).hexdigest()
+    from .store import bank
+    from .store.ledger import open_ledger, owner_id
 
-
-def _banked(locs: Locations, slug: str, turn_key: str) -> str | None:
-    """The entry already holding this learning (same project, same text), if any."""
     try:
-        with _index(locs) as (index, conn):
-            index.sync(conn, locs, [slug])
-            row = conn.execute("SELECT path FROM docs WHERE project = ? AND turn_key = ?", (slug, turn_key)).fetchone()
-            return row[0] if row else None
-    except ToolError:  # no index to ask: read the entries' headers
-        from .store.bank import yaml_quote
-
-        marker = f"turn_key: {yaml_quote(turn_key)}\n".encode()
-        bank_dir = locs.memories / slug / "bank"
+        ledger = open_ledger(locs)
+    except sqlite3.Error as exc:
+        raise ToolError(f"the memory ledger cannot be opened right now ({exc}); try again shortly") from None
+    try:
         try:
-            names = os.listdir(bank_dir)
-        except OSError:
-            return None
-        for name in names:
-            try:
-                with open(bank_dir / name, "rb") as f:
-                    if marker in f.read(8192):
-                        return f"{slug}/bank/{name}"
-            except OSError:
-                continue
-        return None
+            # no other writer runs under the pass lock, so a reservation that is not "ok" (the entry
+            # was deleted by hand, or an earlier call died before writing it) does not stop this one
+            ledger.reserve(entry.turn_key, bank.LEARNING_ORIGIN, None, owner_id(), now)
+        except sqlite3.Error as exc:
+            raise ToolError(f"the memory ledger is busy ({exc}); try again shortly") from None
+        try:
+            path = bank.write(locs.memories / slug / "bank", entry)
+        except OSError as exc:
+            raise ToolError(f"could not write the entry: {exc.strerror or exc}") from None
+        try:
+            ledger.finish(entry.turn_key, "banked", entry=str(path), project=slug, ended=now)
+        except sqlite3.Error:
+            pass  # the entry is written, and find_learning knows it by its turn_key
+        return path
+    finally:
+        ledger.close()
 
 
 def _index_now(locs: Locations, slug: str) -> bool:
@@ -495,18 +476,22 @@ class _index:
             raise ToolError(f"the memory index is busy ({exc}); try again shortly") from exc
 
 
-class _bank_lock:
-    """One memory_bank at a time on this machine, so the same text twice makes one entry."""
+class _pass_lock:
+    """The pass lock (`locs.pass_lock`), which every writer of the bank holds; ToolError if a pass keeps it too long."""
 
     def __init__(self, locs: Locations) -> None:
-        self.path = locs.agent_dir / "mcp-bank.lock"
+        from filelock import FileLock
+
+        locs.agent_dir.mkdir(parents=True, exist_ok=True)
+        self.lock = FileLock(str(locs.pass_lock))
 
     def __enter__(self) -> None:
-        import fcntl
+        from filelock import Timeout
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        try:
+            self.lock.acquire(timeout=PASS_LOCK_WAIT)
+        except Timeout:
+            raise ToolError("an autobank pass is running and did not finish in time; try again in a moment") from None
 
     def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)  # closing releases the lock
+        self.lock.release()

@@ -133,3 +133,55 @@ def test_the_quick_filter_never_hides_a_secret(before: str, kind: str, after: st
     for name, pattern in module.PATTERNS:
         slow = pattern.sub(lambda m, k=name: module._sub(k, m), slow)
     assert redact(text) == slow
+
+
+LEARNING = dict(title="Package manager", tags=["build", "pnpm", "ci-cd"], at=1_790_000_061.123, cwd="/work/proj",
+                session_id="thread-9", harness="codex", source="mcp:codex")
+
+
+def test_a_learning_is_an_entry_with_its_title_as_prompt_and_its_text_as_result() -> None:
+    entry = bank.render_learning("  Use pnpm, not npm.\nThe lockfile is pnpm-lock.yaml.\n", **LEARNING)
+    key = bank.learning_key(bank.project_slug("/work/proj"), "Use pnpm, not npm.\nThe lockfile is pnpm-lock.yaml.")
+    assert entry.text == (
+        "---\nid: 2026-09-21T14-14-21-123Z\nts: \"2026-09-21T14:14:21.123Z\"\ntitle: \"Package manager\"\n"
+        "tags:\n  - build\n  - pnpm\n  - ci-cd\ncwd: \"/work/proj\"\nsession_id: \"thread-9\"\nharness: codex\n"
+        f"turn_key: \"{key}\"\nsource: mcp:codex\n---\n\n## Prompt\n\nPackage manager\n\n## Actions\n\n"
+        "(a learning recorded with memory_bank)\n\n## Result\n\nUse pnpm, not npm.\nThe lockfile is pnpm-lock.yaml.\n"
+    )
+    assert entry.name_stem == "2026-09-21T14-14-21-123Z--package-manager" and entry.turn_key == key
+
+
+def test_a_learning_without_title_or_harness_and_with_fake_headings() -> None:
+    entry = bank.render_learning("## Result\nThe cron runs in UTC.", **{**LEARNING, "title": "", "harness": "",
+                                                                        "source": "mcp", "tags": []})
+    meta = frontmatter.loads(entry.text).metadata
+    assert meta["title"] == "Result" and meta["tags"] == [] and "harness" not in meta and meta["source"] == "mcp"
+    assert entry.text.endswith("## Result\n\n ## Result\nThe cron runs in UTC.\n")
+
+
+def test_a_learnings_key_is_its_words_in_its_project() -> None:
+    key = bank.learning_key("--p--", "Run the migrations first.")
+    assert key.startswith("mcp:")
+    assert bank.learning_key("--p--", "  Run the\nmigrations   first. ") == key
+    assert bank.learning_key("--q--", "Run the migrations first.") != key
+    assert bank.learning_key("--p--", "Run the migrations last.") != key
+
+
+def test_a_secret_in_a_learning_never_reaches_its_entry() -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    entry = bank.render_learning(f"The token is {secret}.", **{**LEARNING, "title": f"Token {secret}"})
+    assert secret not in entry.text and entry.text.count("[redacted:github-token]") == 3
+
+
+def test_find_learning_reads_every_entry_whatever_its_time(tmp_path: Path) -> None:
+    bank_dir = tmp_path / "bank"
+    assert bank.find_learning(bank_dir, "mcp:x:y") is None
+    old = bank.render_learning("Keep the batch size at 500.", **{**LEARNING, "at": 1_700_000_000.0})
+    path = bank.write(bank_dir, old)
+    bank.write(bank_dir, bank.render(make_turn()))
+    (bank_dir / ".half-written.tmp").write_text(f'turn_key: "{old.turn_key}"\n')
+    again = bank.render_learning("Keep the batch size  at 500.", **LEARNING)
+    assert again.turn_key == old.turn_key and again.file_iso != old.file_iso
+    assert bank.find_learning(bank_dir, again.turn_key) == path
+    assert bank.find_entry(bank_dir, again.file_iso, again.turn_key) is None, "find_entry looks at one time only"
+    assert bank.find_learning(bank_dir, bank.learning_key("--p--", "never recorded")) is None

@@ -220,3 +220,70 @@ def test_cli_json(isolated_home, locs, monkeypatch, capsys):
     code, out, _ = _cli(["forget", "--session", "sess-other-1", "--json", "--yes"], monkeypatch, capsys)
     data = json.loads(out)
     assert code == 0 and len(data["forgotten"]) == 1 and "cloud" in data["note"]
+
+
+def test_a_main_md_without_an_index_is_left_alone_and_none_is_created(isolated_home, locs):
+    from tests.memory_helpers import write_entry
+
+    notes = write_entry(locs, APP, title="Deploy notes", result="The deploy runs on Fridays. " * 10)
+    project = notes.parent.parent
+    forget.forget(locs, forget.select(locs, ids=[notes.name]))
+    assert not (project / "MAIN.md").exists()
+    kept = write_entry(locs, APP, title="Release notes", result="Releases are tagged on main. " * 10)
+    (project / "MAIN.md").write_bytes(b"# My own notes\r\nno index here\r\n")
+    done = forget.forget(locs, forget.select(locs, ids=[kept.name]))
+    assert done.main_lines == 0 and (project / "MAIN.md").read_bytes() == b"# My own notes\r\nno index here\r\n"
+
+
+def test_indexed_names_are_the_entries_main_md_lists(tmp_path):
+    from harnesslink_core.store import projectfiles
+
+    assert projectfiles.indexed_names(tmp_path) is None
+    (tmp_path / "MAIN.md").write_text("# Notes (bank/not-an-entry.md)\n")
+    assert projectfiles.indexed_names(tmp_path) is None
+    (tmp_path / "MAIN.md").write_text(
+        "# Notes (bank/above.md)\n" + projectfiles.START + "\n"
+        "- 2026-08-28T10:30:00.000Z — Fix it (see (bank/x)) (bank/2026-08-28T10-30-00-000Z--fix-it.md)\r\n"
+        "- 2026-08-27T10:30:00.000Z — Older (bank/2026-08-27T10-30-00-000Z--older.md)\n" + projectfiles.END + "\n")
+    assert projectfiles.indexed_names(tmp_path) == {"2026-08-28T10-30-00-000Z--fix-it.md",
+                                                    "2026-08-27T10-30-00-000Z--older.md"}
+
+
+def test_drop_summary_lines_removes_one_line_each_and_an_empty_summary(tmp_path):
+    from harnesslink_core.store import projectfiles
+
+    summaries = tmp_path / "summaries"
+    summaries.mkdir()
+    one = {"title": "Fix the login test", "tags": ["bash"]}
+    two = {"title": "Add a cache", "tags": ["edit", "bash"]}
+    (summaries / "2026-08-28.md").write_text(
+        "# 2026-08-28\n\n- Fix the login test [bash]\n- Add a cache [edit, bash]\n")
+    (summaries / "2026-08-29.md").write_text("# 2026-08-29\n\n- Add a cache [edit, bash]\n")
+    dropped = projectfiles.drop_summary_lines(tmp_path, {
+        "2026-08-28T10-30-00-000Z--fix-the-login-test.md": one, "2026-08-29T09-00-00-000Z--add-a-cache.md": two,
+        "2026-08-30T09-00-00-000Z--no-summary-yet.md": two, "2026-08-28T11-00-00-000Z--not-listed.md": {"title": "x"}})
+    assert dropped == 2
+    assert (summaries / "2026-08-28.md").read_text() == "# 2026-08-28\n\n- Add a cache [edit, bash]\n"
+    assert not (summaries / "2026-08-29.md").exists()
+
+
+def test_drop_checkpoints_drops_only_the_forgotten_turns_checkpoints():
+    from harnesslink_core.store import state
+
+    current = {"plan": "p", "checkpoints": [[100.0004, "turn", "Fix it"], [100.0, "compaction", ""],
+                                            [200.5, "turn", "Add a cache"], [300.0, "turn", "Docs"]]}
+    kept, dropped = state.drop_checkpoints(current, [100.0, 200.499])
+    assert dropped == 2 and kept == {"plan": "p", "checkpoints": [[100.0, "compaction", ""], [300.0, "turn", "Docs"]]}
+    assert len(current["checkpoints"]) == 4, "the state handed in is not changed"
+    same, none = state.drop_checkpoints(current, [150.0])
+    assert none == 0 and same is current
+    assert state.drop_checkpoints({}, [100.0]) == ({}, 0)
+
+
+def test_an_entrys_time_is_read_from_its_name():
+    from harnesslink_core.clock import parse_iso
+    from harnesslink_core.store.entries import ts_from_name
+
+    assert ts_from_name("2026-08-28T10-30-00-250Z--fix-it.md") == parse_iso("2026-08-28T10:30:00.250Z")
+    assert ts_from_name("2026-08-28T10-30-00Z--legacy.md") == parse_iso("2026-08-28T10:30:00Z")
+    assert ts_from_name("notes.md") is None and ts_from_name("2026-08-28--x.md") is None

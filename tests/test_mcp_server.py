@@ -197,3 +197,83 @@ def test_mcp_call_runs_one_tool_for_the_pi_family_extension(tmp_path: Path) -> N
     assert call("memory_search", "not an object")["isError"]
     [entry] = (make_locs(tmp_path).memories).glob("*/bank/*.md")
     assert "source: mcp:pi" in entry.read_text() and 'session_id: "pi-sess"' in entry.read_text()
+
+
+def _bank_learning(tmp_path: Path, text: str, **kw: str) -> str:
+    from harnesslink_core import memory_tools
+
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    session = memory_tools.Session(make_locs(tmp_path), str(project), kw.pop("harness", "codex"), "thread-1")
+    return memory_tools.call("memory_bank", {"text": text, **kw}, session)
+
+
+def test_memory_bank_writes_the_entry_bytes_it_always_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harnesslink_core import clock
+    from harnesslink_core.store.scope import project_slug
+
+    monkeypatch.setattr(clock, "now", lambda: 1_790_000_122.123)
+    reply = _bank_learning(tmp_path, "Billing runs on the 1st of each month.", harness="")
+    [entry] = make_locs(tmp_path).memories.glob("*/bank/*.md")
+    slug = project_slug(str(tmp_path / "proj"))
+    assert reply == f"Recorded in this project's memory as {slug}/bank/{entry.name}."
+    assert entry.name == "2026-09-21T14-15-22-123Z--billing-runs-on-the-1st-of-each-month.md"
+    text = entry.read_text()
+    turn_key = text.split("turn_key: ", 1)[1].split("\n", 1)[0]
+    assert text == (
+        "---\nid: 2026-09-21T14-15-22-123Z\nts: \"2026-09-21T14:15:22.123Z\"\n"
+        "title: \"Billing runs on the 1st of each month.\"\ntags: []\n"
+        f"cwd: \"{tmp_path / 'proj'}\"\nsession_id: \"thread-1\"\nturn_key: {turn_key}\nsource: mcp\n---\n\n"
+        "## Prompt\n\nBilling runs on the 1st of each month.\n\n"
+        "## Actions\n\n(a learning recorded with memory_bank)\n\n"
+        "## Result\n\nBilling runs on the 1st of each month.\n"
+    )
+
+
+def test_memory_bank_records_the_learning_in_the_ledger(tmp_path: Path) -> None:
+    from harnesslink_core.store.ledger import open_ledger
+
+    _bank_learning(tmp_path, "The export batch size stays at 500 rows.")
+    [entry] = make_locs(tmp_path).memories.glob("*/bank/*.md")
+    turn_key = json.loads(entry.read_text().split("turn_key: ", 1)[1].split("\n", 1)[0])
+    ledger = open_ledger(make_locs(tmp_path))
+    try:
+        assert ledger.turn_status(turn_key)[0] == "banked"
+        assert ledger.counts("mcp") == {"banked": 1} and ledger.counts("codex") == {}
+    finally:
+        ledger.close()
+
+
+def test_memory_bank_knows_a_learning_the_ledger_never_saw_and_rewrites_one_deleted_by_hand(tmp_path: Path) -> None:
+    from harnesslink_core.store import bank
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    pulled = bank.render_learning("Staging deploys need the VPN.", title="", tags=[], at=1_700_000_000.0,
+                                  cwd=str(project), session_id="other-machine", harness="pi", source="mcp:pi")
+    path = bank.write(make_locs(tmp_path).memories / bank.project_slug(str(project)) / "bank", pulled)
+    assert f"/bank/{path.name}. Nothing new written." in _bank_learning(tmp_path, "Staging deploys  need the VPN.")
+    path.unlink()
+    assert "Recorded" in _bank_learning(tmp_path, "Staging deploys need the VPN.")
+    assert "Already recorded" in _bank_learning(tmp_path, "Staging deploys need the VPN.")
+    assert len(list(path.parent.glob("*.md"))) == 1
+
+
+def test_memory_bank_takes_the_pass_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+    import os
+
+    from harnesslink_core import memory_tools
+
+    monkeypatch.setattr(memory_tools, "PASS_LOCK_WAIT", 0.2)
+    locs = make_locs(tmp_path)
+    locs.agent_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(locs.pass_lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a running pass holds it
+        with pytest.raises(memory_tools.ToolError, match="autobank pass is running"):
+            _bank_learning(tmp_path, "Written only once the pass is done.")
+    finally:
+        os.close(fd)
+    assert not list(locs.memories.glob("*/bank/*.md"))
+    assert "Recorded" in _bank_learning(tmp_path, "Written only once the pass is done.")

@@ -52,6 +52,7 @@ class Target:
 
     def __init__(self, path: str, project: str, name: str, header: dict[str, object]) -> None:
         from ..clock import parse_iso
+        from ..store.entries import ts_from_name
 
         self.path = path  # absolute
         self.project = project
@@ -59,7 +60,7 @@ class Target:
         self.id = str(header.get("id") or name.split("--", 1)[0])
         self.turn_key = str(header.get("turn_key") or "")
         self.title = str(header.get("title") or name).replace("\n", " ")
-        self.ts = parse_iso(header.get("ts")) or _ts_from_name(name) or 0.0
+        self.ts = parse_iso(header.get("ts")) or ts_from_name(name) or 0.0
         self.session_id = str(header.get("session_id") or "")
         self.harness = str(header.get("harness") or header.get("source") or "")
         tags = header.get("tags") or []
@@ -101,6 +102,7 @@ class Summary:
 def select(locs, *, ids=(), query: str | None = None, session: str | None = None,
            before: "str | float | None" = None, projects: "list[str] | None" = None, limit: int = 10) -> list[Target]:
     """The entries matching every given criterion, oldest first (see the module docstring)."""
+    from ..store.entries import ts_from_name
     from ..store.scope import all_projects, is_safe_slug
 
     ids = [str(i).strip() for i in ids if str(i).strip()]
@@ -122,7 +124,7 @@ def select(locs, *, ids=(), query: str | None = None, session: str | None = None
             rel = f"{slug}/bank/{name}"
             if wanted_paths is not None and rel not in wanted_paths:
                 continue
-            if cutoff is not None and (_ts_from_name(name) or 0.0) >= cutoff + 86400:
+            if cutoff is not None and (ts_from_name(name) or 0.0) >= cutoff + 86400:
                 continue  # cheap pre-filter by the file name's time; the header decides below
             head = _head(os.path.join(bank, name))
             if session and session not in head:
@@ -207,20 +209,6 @@ def _parse(head: str) -> dict[str, object]:
     return split_frontmatter(head)[0]
 
 
-def _ts_from_name(name: str) -> float | None:
-    from ..clock import parse_iso
-
-    stem = name.split("--", 1)[0]
-    if len(stem) < 19:
-        return None
-    day, _, clock = stem.partition("T")
-    parts = clock.rstrip("Z").split("-")
-    if len(parts) < 3:
-        return None
-    frac = f".{parts[3]}" if len(parts) > 3 and parts[3].isdigit() else ""
-    return parse_iso(f"{day}T{parts[0]}:{parts[1]}:{parts[2]}{frac}Z")
-
-
 # --- forgetting -----------------------------------------------------------------
 
 
@@ -228,7 +216,8 @@ def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT) -> Summary:
     """Tombstone, then remove each target's file, index row, MAIN.md line and summary line."""
     from filelock import FileLock, Timeout
 
-    from ..store.ledger import keep_tombstone_copy, open_ledger
+    from ..store import projectfiles
+    from ..store.ledger import keep_tombstone_copy, open_ledger, tombstones
 
     summary = Summary()
     if not targets:
@@ -258,11 +247,16 @@ def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT) -> Summary:
                 continue
             summary.forgotten.append(t)
         summary.index_rows = _drop_index_rows(locs, [t.rel_path for t in summary.forgotten])
+        forgotten = tombstones(locs)
         for project in sorted({t.project for t in summary.forgotten}):
             mine = [t for t in summary.forgotten if t.project == project]
-            folder = os.path.join(str(locs.memories), project)
-            summary.main_lines += _drop_main_lines(folder, {t.name for t in mine})
-            summary.summary_lines += _drop_summary_lines(folder, mine)
+            folder = locs.memories / project
+            listed = projectfiles.indexed_names(folder)
+            if listed is not None:  # no index in MAIN.md yet: the next pass writes it
+                projectfiles.rebuild_main(folder, forgotten)
+                summary.main_lines += len(listed & {t.name for t in mine})
+            summary.summary_lines += projectfiles.drop_summary_lines(
+                folder, {t.name: {"title": t.title, "tags": t.tags} for t in mine})
         summary.checkpoints = _drop_checkpoints(locs, summary.forgotten)
     finally:
         lock.release()
@@ -284,30 +278,6 @@ def _drop_index_rows(locs, rel_paths: list[str]) -> int:
         conn.close()
 
 
-def _drop_main_lines(folder: str, names: set[str]) -> int:
-    """Remove the index lines of these files from MAIN.md (between the markers only)."""
-    from pathlib import Path
-
-    from ..atomic import atomic_write
-    from ..store.projectfiles import END, START
-
-    path = os.path.join(folder, "MAIN.md")
-    try:
-        with open(path, "rb") as f:
-            old = f.read().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return 0
-    start, end = old.find(START), old.find(END)
-    if start == -1 or end < start:
-        return 0
-    block = old[start:end].splitlines(keepends=True)
-    kept = [line for line in block if not any(line.rstrip().endswith(f"(bank/{n})") for n in names)]
-    dropped = len(block) - len(kept)
-    if dropped:
-        atomic_write(Path(path), old[:start] + "".join(kept) + old[end:])
-    return dropped
-
-
 def _drop_checkpoints(locs, targets: list[Target]) -> int:
     """Remove the forgotten turns' checkpoints (time and title) from their sessions' state, and
     rewrite those state files."""
@@ -326,48 +296,13 @@ def _drop_checkpoints(locs, targets: list[Target]) -> int:
     try:
         for (harness, session_id), times in sessions.items():
             cwd, current = ledger.session_state(harness, session_id)
-            checkpoints = current.get("checkpoints") or []
-            kept = [c for c in checkpoints
-                    if not (len(c) == 3 and c[1] == "turn" and any(abs(float(c[0]) - ts) < 0.002 for ts in times))]
-            if len(kept) == len(checkpoints) or not cwd:
+            current, dropped_here = state.drop_checkpoints(current, times)
+            if not dropped_here or not cwd:
                 continue
-            dropped += len(checkpoints) - len(kept)
-            current = dict(current, checkpoints=kept)
+            dropped += dropped_here
             with ledger.write():
                 ledger.save_session_state(harness, session_id, cwd, current)
-            from pathlib import Path
-
-            state.write(Path(str(locs.memories)) / project_slug(cwd), harness, session_id, cwd, current)
+            state.write(locs.memories / project_slug(cwd), harness, session_id, cwd, current)
     finally:
         ledger.close()
-    return dropped
-
-
-def _drop_summary_lines(folder: str, targets: list[Target]) -> int:
-    """Remove each entry's line from its day's summary; a summary left with no line goes."""
-    from pathlib import Path
-
-    from ..atomic import atomic_write
-    from ..store.projectfiles import summary_line
-
-    dropped = 0
-    by_day: dict[str, list[Target]] = {}
-    for t in targets:
-        by_day.setdefault(t.name[:10], []).append(t)
-    for day, day_targets in by_day.items():
-        path = os.path.join(folder, "summaries", f"{day}.md")
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except (OSError, UnicodeDecodeError):
-            continue
-        for t in day_targets:
-            line = summary_line({"title": t.title, "tags": t.tags}, t.name)
-            if line in lines:
-                lines.remove(line)
-                dropped += 1
-        if not any(line.startswith("- ") for line in lines):
-            os.unlink(path)
-        else:
-            atomic_write(Path(path), "\n".join(lines) + "\n")
     return dropped

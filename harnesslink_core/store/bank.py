@@ -1,4 +1,5 @@
-"""Bank entries: one Markdown file per finished turn (SPEC §3), written atomically and exactly once."""
+"""Bank entries: one Markdown file per finished turn (SPEC §3) or per learning an agent recorded
+(`memory_bank`, SPEC §10), written atomically and exactly once."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import orjson
 from .. import clock
 from ..model import Turn
 from ..redact import redact
-from .scope import project_slug  # noqa: F401 - the banker's name for it
+from .scope import project_slug
 
 PROMPT_CAP = 2_000
 RESULT_CAP = 4_000
@@ -24,6 +25,8 @@ FILE_CAP = 1_000_000  # the uploader's MEMORY_UPLOAD_MAX_BYTES is 1 MB; stay und
 TITLE_CAP = 80
 SLUG_CAP = 60
 SECTIONS = ("## Prompt", "## Actions", "## Result")
+LEARNING_ACTIONS = "(a learning recorded with memory_bank)"
+LEARNING_ORIGIN = "mcp"  # a learning's turn_key prefix, and its harness in the ledger
 
 
 def cap(text: str, limit: int) -> str:
@@ -109,28 +112,64 @@ def frontmatter(*, file_iso: str, ts: str, title: str, tags: list[str], cwd: str
 
 
 def render(turn: Turn) -> Entry:
-    ts = clock.iso(turn.ended)
-    file_iso = clock.file_safe(ts)
     prompt = redact(turn.prompt.strip())
-    title = make_title(redact(turn.title) if turn.title else prompt)
+    return _compose(
+        at=turn.ended, title=make_title(redact(turn.title) if turn.title else prompt),
+        tags=[_tag(t) for t in tags(turn)], cwd=turn.cwd, session_id=turn.session_id, harness=turn.harness,
+        turn_key=turn.key, source=f"autobank:{turn.harness}",
+        prompt=cap(prompt, PROMPT_CAP) or "(empty prompt)",
+        actions="\n".join(action_lines(turn)) or "(no tool calls)",
+        result=cap(redact(turn.result.strip()), RESULT_CAP) or "(no answer)",
+    )
+
+
+def learning_key(project: str, text: str) -> str:
+    """A learning's turn_key, `mcp:<project digest>:<text digest>`: the same words in one project, one key."""
+    return f"{LEARNING_ORIGIN}:{_digest(project)}:{_digest(' '.join(text.split()))}"
+
+
+def render_learning(text: str, *, title: str, tags: list[str], at: float, cwd: str, session_id: str,
+                    harness: str, source: str) -> Entry:
+    """A learning an agent recorded (`memory_bank`, SPEC §10) as an entry of the SPEC §3 shape.
+
+    Its title stands as the Prompt and its text as the Result; its turn_key is `learning_key`,
+    so the same words recorded twice in a project are one entry.
+    """
+    text = redact(text.strip())
+    title = make_title(redact(title) or text)
+    return _compose(
+        at=at, title=title, tags=[_tag(t) for t in tags], cwd=cwd, session_id=session_id, harness=harness,
+        turn_key=learning_key(project_slug(cwd), text), source=source,
+        prompt=title, actions=LEARNING_ACTIONS, result=cap(text, RESULT_CAP),
+    )
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=10).hexdigest()
+
+
+def _compose(*, at: float, title: str, tags: list[str], cwd: str, session_id: str, harness: str, turn_key: str,
+             source: str, prompt: str, actions: str, result: str) -> Entry:
+    """The entry's text: frontmatter and the three sections; the Result is trimmed to keep the file under FILE_CAP."""
+    ts = clock.iso(at)
+    file_iso = clock.file_safe(ts)
     head = [
-        *frontmatter(file_iso=file_iso, ts=ts, title=title, tags=[_tag(t) for t in tags(turn)], cwd=turn.cwd,
-                     session_id=turn.session_id, harness=turn.harness, turn_key=turn.key,
-                     source=f"autobank:{turn.harness}"),
+        *frontmatter(file_iso=file_iso, ts=ts, title=title, tags=tags, cwd=cwd, session_id=session_id,
+                     harness=harness, turn_key=turn_key, source=source),
         "",
         "## Prompt",
         "",
-        _guard_headings(cap(prompt, PROMPT_CAP)) or "(empty prompt)",
+        _guard_headings(prompt),
         "",
         "## Actions",
         "",
-        "\n".join(action_lines(turn)) or "(no tool calls)",
+        actions,
         "",
         "## Result",
         "",
     ]
     before_result = "\n".join(head) + "\n"
-    result = _guard_headings(cap(redact(turn.result.strip()), RESULT_CAP)) or "(no answer)"
+    result = _guard_headings(result)
     room = FILE_CAP - len(before_result.encode()) - 200
     if len((result + "\n").encode()) > room:
         # bytes, not characters, decide the uploader's cap: trim until it fits
@@ -142,7 +181,7 @@ def render(turn: Turn) -> Entry:
         name_stem=f"{file_iso}--{title_slug(title)}",
         file_iso=file_iso,
         text=before_result + result + "\n",
-        turn_key=turn.key,
+        turn_key=turn_key,
     )
 
 
@@ -151,13 +190,30 @@ def find_entry(bank_dir: Path, file_iso: str, turn_key: str, listing: set[str] |
 
     `listing` is the folder's file names if the caller already has them (a pass writing many).
     """
-    marker = f"turn_key: {yaml_quote(turn_key)}\n".encode()
     if listing is None:
         try:
             listing = set(os.listdir(bank_dir))
         except FileNotFoundError:
             return None
-    names = [n for n in listing if n.startswith(file_iso + "--") and n.endswith(".md")]
+    return _holding(bank_dir, [n for n in listing if n.startswith(file_iso + "--") and n.endswith(".md")], turn_key)
+
+
+def find_learning(bank_dir: Path, turn_key: str) -> Path | None:
+    """The entry already holding this learning (`learning_key`), whenever it was recorded.
+
+    A learning's time is not part of its key, so every entry's head is read; the bank, not the
+    ledger, decides, because it also holds the learnings other machines recorded (pulled from the cloud).
+    """
+    try:
+        names = sorted(n for n in os.listdir(bank_dir) if n.endswith(".md") and not n.startswith("."))
+    except OSError:
+        return None
+    return _holding(bank_dir, names, turn_key)
+
+
+def _holding(bank_dir: Path, names: list[str], turn_key: str) -> Path | None:
+    """The first of these entries whose frontmatter carries this turn_key."""
+    marker = f"turn_key: {yaml_quote(turn_key)}\n".encode()
     for name in names:
         try:
             with open(bank_dir / name, "rb") as f:

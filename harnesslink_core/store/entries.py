@@ -73,7 +73,7 @@ def parse_entry(text: str, path: Path, project: str) -> Entry:
     meta, body = split_frontmatter(text)
     sections = _split_sections(body)
     stem = path.stem
-    ts = parse_iso(meta.get("ts")) or _ts_from_name(str(meta.get("id") or "")) or _ts_from_name(stem) or 0.0
+    ts = parse_iso(meta.get("ts")) or ts_from_name(str(meta.get("id") or "")) or ts_from_name(stem) or 0.0
     title = _one_line(meta.get("title")) or sections.pop("_title", "") or _title_from_name(stem)
     sections.pop("_title", None)
     return Entry(
@@ -230,7 +230,8 @@ def _one_line(value: object) -> str:
     return " ".join(str(value).split())
 
 
-def _ts_from_name(name: str) -> float | None:
+def ts_from_name(name: str) -> float | None:
+    """The time an entry's file name (or id) starts with, `2026-08-28T10-30-00-000Z`; None if it has none."""
     match = _FILE_ISO.match(name)
     if not match:
         return None

@@ -64,9 +64,9 @@ def rebuild_main(project_dir: Path, forgotten=None) -> bool:
     if old is None:
         new = DEFAULT_HEADER + block + "\n"
     else:
-        start, end = old.find(START), old.find(END)
-        if start != -1 and end > start:
-            new = old[:start] + block + old[end + len(END):]
+        span = _index_span(old)
+        if span:
+            new = old[:span[0]] + block + old[span[1]:]
         else:
             sep = "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
             new = old + sep + block + "\n"
@@ -74,6 +74,24 @@ def rebuild_main(project_dir: Path, forgotten=None) -> bool:
         return False
     atomic_write(path, new)
     return True
+
+
+def indexed_names(project_dir: Path) -> set[str] | None:
+    """The entry file names MAIN.md's index lists; None when there is no MAIN.md or no index in it."""
+    try:
+        text = (project_dir / "MAIN.md").read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+    span = _index_span(text)
+    if span is None:
+        return None
+    return set(re.findall(r"^.*\(bank/(.+?)\)[ \t\r]*$", text[span[0]:span[1]], re.M))
+
+
+def _index_span(text: str) -> tuple[int, int] | None:
+    """Where MAIN.md's index is, from its start marker to the end of its end marker."""
+    start, end = text.find(START), text.find(END)
+    return (start, end + len(END)) if start != -1 and end > start else None
 
 
 def summary_line(header: dict[str, object], name: str) -> str:
@@ -103,6 +121,31 @@ def write_summaries(project_dir: Path, today: str, forgotten=None) -> list[Path]
         if _create(path, "\n".join(lines) + "\n"):
             written.append(path)
     return written
+
+
+def drop_summary_lines(project_dir: Path, headers: dict[str, dict[str, object]]) -> int:
+    """Remove these entries' lines from their days' summaries; returns how many went. `headers`: each
+    entry's frontmatter (its line shows the title and tags) by file name. A summary left with no line goes."""
+    dropped = 0
+    by_day: dict[str, list[str]] = {}
+    for name in headers:
+        by_day.setdefault(name[:10], []).append(name)
+    for day, names in by_day.items():
+        path = project_dir / "summaries" / f"{day}.md"
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for name in names:
+            line = summary_line(headers[name], name)
+            if line in lines:
+                lines.remove(line)
+                dropped += 1
+        if not any(line.startswith("- ") for line in lines):
+            path.unlink()
+        else:
+            atomic_write(path, "\n".join(lines) + "\n")
+    return dropped
 
 
 def _create(path: Path, text: str) -> bool:

@@ -14,6 +14,7 @@ from .bank import yaml_quote
 
 CHECKPOINTS_KEPT = 10
 PLAN_CAP = 8_000
+SAME_TIME = 0.002  # seconds: an entry's ts keeps milliseconds, its turn's checkpoint the full time
 
 
 def apply(state: dict[str, Any], updates: list[StateUpdate]) -> dict[str, Any]:
@@ -36,6 +37,17 @@ def apply(state: dict[str, Any], updates: list[StateUpdate]) -> dict[str, Any]:
     unique = sorted(set(checkpoints))
     state["checkpoints"] = [list(c) for c in unique[-CHECKPOINTS_KEPT:]]
     return state
+
+
+def drop_checkpoints(state: dict[str, Any], turn_times: list[float]) -> tuple[dict[str, Any], int]:
+    """The state without the checkpoints of the turns that finished at these times (forgotten
+    turns), and how many were dropped; the state itself when none were."""
+    checkpoints = state.get("checkpoints") or []
+    kept = [[at, kind, note] for at, kind, note in checkpoints
+            if not (kind == "turn" and any(abs(float(at) - ended) < SAME_TIME for ended in turn_times))]
+    if len(kept) == len(checkpoints):
+        return state, 0
+    return dict(state, checkpoints=kept), len(checkpoints) - len(kept)
 
 
 def file_name(harness: str, session_id: str) -> str:
