@@ -11,6 +11,7 @@ import yaml
 from .atomic import atomic_write
 from .paths import Locations
 
+# harnesses.registry.IDS, spelled out: a foundation may not import harnesses/ (tests/test_layers.py)
 ALL_HARNESSES = ("claude-code", "codex", "pi", "omp", "antigravity")
 
 

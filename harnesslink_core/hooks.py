@@ -38,7 +38,7 @@ EVENTS = {
     "stop": "Stop",
     "pre-compact": "PreCompact",
 }
-# harnesses.registry.WIRED, spelled out: the prompt hook imports no reader (tests/harnesses/test_registry.py)
+# harnesses.registry.WIRED, spelled out: the prompt hook may not import harnesses/ (tests/test_hot_path.py)
 HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024

@@ -43,6 +43,15 @@ class Harness(Protocol):
         """Decode complete lines from `start`; stop before a new turn once `budget` bytes are read."""
         ...
 
+    def unreadable(self, locs: Locations) -> str | None:
+        """What `harnesslink status` should say we cannot read (SPEC §4), or None."""
+        ...
+
+
+def all_readable(locs: Locations) -> str | None:
+    """The default `unreadable`: this harness keeps nothing we cannot read."""
+    return None
+
 
 MAX_LINE = 64 * 1024 * 1024  # a line longer than this is skipped unread
 

@@ -26,9 +26,10 @@ from typing import Any
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
 from ..paths import Locations
-from .base import decode, is_injected, iter_lines, normalise_tool, strip_injected, text_of
+from .base import all_readable, decode, is_injected, iter_lines, normalise_tool, strip_injected, text_of
 
 NAME = "claude-code"
+unreadable = all_readable
 
 PLUMBING_PREFIXES = (
     "<command-message>", "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",

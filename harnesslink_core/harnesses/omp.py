@@ -26,8 +26,10 @@ from typing import Any
 from ..model import Reading
 from ..paths import Locations
 from . import pi_family
+from .base import all_readable
 
 NAME = "omp"
+unreadable = all_readable
 
 
 def config_root(locs: Locations) -> Path:

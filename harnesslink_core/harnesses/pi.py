@@ -14,8 +14,10 @@ from typing import Any
 from ..model import Reading
 from ..paths import Locations
 from . import pi_family
+from .base import all_readable
 
 NAME = "pi"
+unreadable = all_readable
 
 
 def home(locs: Locations) -> Path:

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..harnesses import registry
 from ..harnesses.base import decode, iter_lines
 from ..paths import Locations
 
-HARNESSES = ("claude-code", "codex", "pi", "omp")
-MODULES = {"claude-code": "claude_code", "codex": "codex", "pi": "pi", "omp": "omp"}
+HARNESSES = registry.WIRED  # a read-only harness has no session to resume
 BRIEF_THRESHOLD = 50_000  # tokens: at or above, a fresh session with the handoff is offered
 HEAD_BYTES = 1024 * 1024  # how far into a transcript we look for its first prompt
 TAIL_START = 256 * 1024  # the first tail window; it grows x4 until the estimate is found
@@ -84,7 +84,11 @@ class SessionSource(Protocol):
 
 
 def source(harness: str) -> SessionSource:
-    return importlib.import_module(f"{__package__}.{MODULES[harness]}")  # type: ignore[return-value]
+    """The harness's module beside this one (`claude-code`: `claude_code.py`), imported by name: each imports
+    this module, so an import statement here would close a circle."""
+    if harness not in HARNESSES:
+        raise KeyError(harness)
+    return importlib.import_module(f"{__package__}.{harness.replace('-', '_')}")  # type: ignore[return-value]
 
 
 # --- the listing ---------------------------------------------------------------

@@ -19,7 +19,7 @@ from ..harnesses import claude_code as reader
 from ..paths import Locations
 from .base import Estimate, Session, estimate_from_tail, head_records, number, one_line, tokens_of
 
-NAME = "claude-code"
+NAME = reader.NAME
 EXECUTABLE = "claude"
 MUST_RUN_IN_FOLDER = True
 CHAIN_TYPES = ("user", "assistant", "system")

@@ -30,7 +30,7 @@ from .base import (
     uuid_in,
 )
 
-NAME = "codex"
+NAME = reader.NAME
 EXECUTABLE = "codex"
 MUST_RUN_IN_FOLDER = False
 _CWD = re.compile(rb'"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')

@@ -14,7 +14,7 @@ from . import pi_family
 from .base import Session
 from .pi_family import id_from_name  # noqa: F401 - part of this module's interface
 
-NAME = "omp"
+NAME = reader.NAME
 EXECUTABLE = "omp"
 MUST_RUN_IN_FOLDER = False
 

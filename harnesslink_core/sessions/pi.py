@@ -15,7 +15,7 @@ from . import pi_family
 from .base import Session
 from .pi_family import id_from_name  # noqa: F401 - part of this module's interface
 
-NAME = "pi"
+NAME = reader.NAME
 EXECUTABLE = "pi"
 MUST_RUN_IN_FOLDER = True
 

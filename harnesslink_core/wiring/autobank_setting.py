@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from ..config import ALL_HARNESSES, ConfigError, load, set_autobank
-from ..paths import locations
+from ..config import ConfigError, load, set_autobank
+from ..harnesses import registry
+from ..paths import Locations, locations
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,19 +27,16 @@ def main(argv: list[str] | None = None) -> int:
     current = cloud.get("autobank", cloud.get("harnesses")) or []
     current = [current] if isinstance(current, str) else current if isinstance(current, list) else []
     on = {str(n) for n in current} | set(names)
-    if _antigravity_found(locs):
-        on.add("antigravity")  # read-only: nothing to wire, but its turns are banked too
-    wanted = [n for n in ALL_HARNESSES if n in on]
+    on |= {n for n in registry.READ_ONLY if _found(locs, n)}  # never wired, but their turns are banked too
+    wanted = [n for n in registry.IDS if n in on]
     set_autobank(locs, wanted)
     print(", ".join(wanted))
     return 0
 
 
-def _antigravity_found(locs) -> bool:
-    from ..harnesses import antigravity
-
+def _found(locs: Locations, name: str) -> bool:
     try:
-        return antigravity.detect(locs)
+        return registry.get(name).detect(locs)
     except OSError:
         return False
 

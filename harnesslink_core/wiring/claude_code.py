@@ -5,16 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..harnesses import claude_code as reader
 from ..paths import Locations
 from . import hooks_json, mcp
 from .base import detect_by
 from .files import FileChange, backup_path, read_bytes
 
-NAME = "claude-code"
-
-
-def home(locs: Locations) -> Path:
-    return locs.env_path("CLAUDE_CONFIG_DIR", locs.home / ".claude")
+NAME = reader.NAME
+home = reader.home
 
 
 def target(locs: Locations) -> Path:

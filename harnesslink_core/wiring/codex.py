@@ -12,19 +12,16 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from ..harnesses import codex as reader
 from ..paths import Locations
 from . import hooks_json, mcp
 from .base import detect_by
 from .files import FileChange
 
-NAME = "codex"
-
+NAME = reader.NAME
+home = reader.home
 
 FEATURE_KEYS = ("hooks", "codex_hooks")  # `codex_hooks` is the deprecated alias
-
-
-def home(locs: Locations) -> Path:
-    return locs.env_path("CODEX_HOME", locs.home / ".codex")
 
 
 def target(locs: Locations) -> Path:

@@ -14,10 +14,12 @@ omp's `loadMode: "essential"` makes them top-level tools), each running
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from ..harnesses import omp, pi
 from ..paths import Locations
 from . import mcp
 from .base import detect_by
@@ -53,13 +55,9 @@ def native_tools() -> list[dict]:
 @dataclass(frozen=True)
 class PiFamily:
     NAME: str
-    default_home: str  # below HOME
-    home_env: str | None  # the variable that moves the agent dir
+    home: Callable[[Locations], Path]  # the agent dir, where the harness's reader finds it
+    detect_env: str | None  # a variable that, set, says the agent is used here
     command_name: str
-
-    def home(self, locs: Locations) -> Path:
-        default = locs.home / self.default_home
-        return locs.env_path(self.home_env, default) if self.home_env else default
 
     def target(self, locs: Locations) -> Path:
         return self.home(locs) / "extensions" / EXTENSION_NAME
@@ -67,7 +65,7 @@ class PiFamily:
     def detect(self, locs: Locations) -> str | None:
         return detect_by(
             locs,
-            env_vars=[self.home_env] if self.home_env else [],
+            env_vars=[self.detect_env] if self.detect_env else [],
             folders=[self.home(locs).parent],  # ~/.pi or ~/.omp: the agent dir may not exist yet
             commands=[self.command_name],
         )
@@ -99,5 +97,5 @@ class PiFamily:
         return []
 
 
-PI = PiFamily(NAME="pi", default_home=".pi/agent", home_env="PI_CODING_AGENT_DIR", command_name="pi")
-OMP = PiFamily(NAME="omp", default_home=".omp/agent", home_env=None, command_name="omp")
+PI = PiFamily(NAME=pi.NAME, home=pi.home, detect_env="PI_CODING_AGENT_DIR", command_name="pi")
+OMP = PiFamily(NAME=omp.NAME, home=omp.home, detect_env=None, command_name="omp")
