@@ -441,6 +441,25 @@ def test_codex_stop_hook_settles_its_turn_before_task_complete_is_written(locs, 
     assert run_pass(locs).banked == 0
 
 
+def test_settle_banks_the_codex_turn_its_stop_hook_names_before_task_complete() -> None:
+    from harnesslink_core.model import Turn
+
+    def codex_turn(**facts) -> Turn:
+        return Turn(harness="codex", session_id="s1", turn_id="t1", cwd="/work/app", prompt="Fix the build",
+                    offset=0, started=1_780_000_000.0, ended=1_780_000_060.0, result=LONG, needs_end_marker=True,
+                    **facts)
+
+    turn = codex_turn()
+    assert autobank.settle(turn, True, None, 0.0) == "open"  # no task_complete yet
+    assert autobank.settle(turn, True, None, 0.0, stop_named=True) == "bank"
+    assert autobank.settle(turn, True, None, autobank.GIVE_UP, stop_named=True) == "bank"
+    assert autobank.settle(turn, True, None, autobank.GIVE_UP) == "drop"
+    # a tool call still waiting, an aborted turn, a turn a later one followed: the hook's word is not enough
+    assert autobank.settle(codex_turn(pending_tools=1), True, None, 0.0, stop_named=True) == "open"
+    assert autobank.settle(codex_turn(aborted=True), True, None, 0.0, stop_named=True) == "drop"
+    assert autobank.settle(turn, False, None, 0.0, stop_named=True) == "drop"
+
+
 def test_an_entry_with_a_revision_is_rewritten_in_place_only_when_it_changes(locs, monkeypatch) -> None:
     from harnesslink_core.banking.autobank import _Pass
     from harnesslink_core.model import Turn

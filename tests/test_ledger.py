@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from harnesslink_core.store import ledger as ledger_mod
-from harnesslink_core.store.ledger import MIGRATIONS, migrate, open_ledger
+from harnesslink_core.store.ledger import MIGRATIONS, FileRecord, HarnessRow, migrate, open_ledger
 
 
 def test_migrate_blank_creates_the_schema() -> None:
@@ -65,4 +65,24 @@ def test_injected_ids_are_remembered_per_session(locs) -> None:
     led.remember_injected("codex", "s1", ["b", "c"])
     assert led.injected_ids("codex", "s1") == {"a", "b", "c"}
     assert led.injected_ids("codex", "s2") == set()
+    led.close()
+
+
+def test_a_file_record_names_only_what_it_knows(locs) -> None:
+    led = open_ledger(locs)
+    seen = FileRecord(path="/t/rollout.jsonl", harness="codex", dev=1, ino=2, size=300, mtime=1000.0)
+    led.save_file(seen)
+    assert led.files("codex") == {"/t/rollout.jsonl": seen}
+    assert (seen.read_end, seen.resume, seen.carry_json, seen.open_turns, seen.bad_lines) == (None, 0, "{}", 0, 0)
+    led.close()
+
+
+def test_harness_row_is_read_by_name(locs) -> None:
+    led = open_ledger(locs)
+    assert led.harness_row("codex") is None
+    led.set_harness("codex", window_start=100.0, enabled=True)
+    led.set_harness("codex", last_pass=200.0, backlog=3)
+    assert led.harness_row("codex") == HarnessRow(window_start=100.0, enabled=True, last_pass=200.0, backlog=3)
+    led.set_harness("codex", enabled=False)
+    assert led.harness_row("codex").enabled is False
     led.close()

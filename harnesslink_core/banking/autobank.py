@@ -25,7 +25,7 @@ from .. import clock, config, log
 from ..control import exclusion
 from ..harnesses import registry
 from ..harnesses.base import Harness, file_digest, is_our_action
-from ..model import StateUpdate, Turn
+from ..model import Reading, StateUpdate, Turn
 from ..paths import Locations
 from ..store import bank, projectfiles, state
 from ..store.ledger import FileRecord, Ledger, open_ledger, owner_id, tombstones
@@ -130,7 +130,7 @@ def widen_window(locs: Locations, days: float, harnesses: list[str] | None = Non
         start = clock.now() - days * 86400
         for name in names:
             row = ledger.harness_row(name)
-            window = min(row[0], start) if row else start
+            window = min(row.window_start, start) if row else start
             with ledger.write():
                 ledger.set_harness(name, window_start=window, enabled=True)
                 ledger.reset_positions(name)
@@ -211,10 +211,10 @@ class _Pass:
             if requested is not None and name not in requested:
                 continue
             row = self.ledger.harness_row(name)
-            if name not in enabled and row and row[1]:
+            if name not in enabled and row and row.enabled:
                 self.ledger.set_harness(name, enabled=False)
-            elif name in enabled and row and not row[1]:
-                self.ledger.set_harness(name, enabled=True, window_start=max(row[0], self.now - FIRST_WINDOW))
+            elif name in enabled and row and not row.enabled:
+                self.ledger.set_harness(name, enabled=True, window_start=max(row.window_start, self.now - FIRST_WINDOW))
 
     # -- one harness -----------------------------------------------------
     def _harness(self, name: str, harness: Harness, paths: list[Path] | None, stop: StopSignal | None) -> None:
@@ -223,7 +223,7 @@ class _Pass:
             self.ledger.set_harness(name, window_start=self.now - FIRST_WINDOW, enabled=True)
             window = self.now - FIRST_WINDOW
         else:
-            window = row[0]
+            window = row.window_start
         records = self.ledger.files(name)
         if paths is None:
             # plain strings: building 10,000 Path objects would cost more than the rest of a no-op pass
@@ -260,9 +260,8 @@ class _Pass:
         if rec is None or rec.read_end is None:
             if st.st_mtime < window:
                 if rec is None:  # remember it unopened, so the next pass skips it with one stat
-                    self.ledger.save_file(FileRecord(path, name, st.st_dev, st.st_ino, st.st_size,
-                                                     st.st_mtime, None, 0, None, None, "{}", None, None, None,
-                                                     0, None, 0))
+                    self.ledger.save_file(FileRecord(path=path, harness=name, dev=st.st_dev, ino=st.st_ino,
+                                                     size=st.st_size, mtime=st.st_mtime))
                 return False
             return True
         unchanged = (rec.size, rec.mtime, rec.ino) == (st.st_size, st.st_mtime, st.st_ino)
@@ -288,79 +287,92 @@ class _Pass:
         if reason is None:
             return False
         self.ledger.save_file(FileRecord(
-            str(path), name, st.st_dev, st.st_ino, st.st_size, st.st_mtime, st.st_size, st.st_size, None, None,
-            "{}", rec.session_id if rec else None, cwd, KEPT_OUT + reason, 0, None, rec.bad_lines if rec else 0))
+            path=str(path), harness=name, dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime=st.st_mtime,
+            read_end=st.st_size, resume=st.st_size, session_id=rec.session_id if rec else None, cwd=cwd,
+            excluded=KEPT_OUT + reason, bad_lines=rec.bad_lines if rec else 0))
         return True
 
     def _read_file(self, name: str, harness: Harness, path: Path, st: os.stat_result, rec: FileRecord | None,
                    window: float, budget: int, stop: StopSignal | None) -> int:
+        """Read a transcript's new bytes, bank the turns that settled, remember where to resume; bytes read."""
         if self._skip_kept_out(name, path, st, rec):
             return 0
         # kept out until now: the turns it held then (the bytes we skipped) stay out; it is read again
         # from the start, for its session facts
         kept_out_until = rec.read_end if rec and (rec.excluded or "").startswith(KEPT_OUT) else None
         start, carry = self._start(path, st, rec)
+        reading = self._read(name, harness, path, start, carry, budget)
+        session = reading.session
+        session_id = session.session_id if session else (rec.session_id if rec else None)
+        still_open: list[tuple[int, float]] = []
+        if reading.excluded is None:
+            settled, still_open = self._verdicts(name, reading, st.st_mtime, session_id, kept_out_until, stop)
+            unwritten = self._settle(settled, window, session.cwd if session else "")
+            # not written (full disk, a reservation held by a pass that died): read it again later
+            still_open += [(turn.offset, self.now + 60) for turn in unwritten]
+        self.report.open_turns += len(still_open)
+        if session is not None and reading.states and kept_out_until is None:
+            self._note_states(session.harness, session.session_id, session.cwd, reading.states)
+        self._save_position(name, path, st, rec, reading, session_id, still_open)
+        return max(0, reading.end - start)
+
+    def _read(self, name: str, harness: Harness, path: Path, start: int, carry: dict, budget: int) -> Reading:
         reading = harness.read(path, start, carry, budget)
         self.report.bytes_read += max(0, reading.end - start)
         if not reading.at_eof:
             self.report.backlog += 1
         if reading.bad_lines:
             self._error(f"{path}: {reading.bad_lines} unreadable lines skipped", name, str(path))
-        session = reading.session
-        session_id = session.session_id if session else (rec.session_id if rec else None)
+        return reading
+
+    def _verdicts(self, name: str, reading: Reading, mtime: float, session_id: str | None,
+                  kept_out_until: int | None, stop: StopSignal | None,
+                  ) -> tuple[list[tuple[Turn, str]], list[tuple[int, float]]]:
+        """Each turn's verdict (SPEC §4): the settled turns, and (offset, when to look again) of those still open."""
         stopped_at = self.ledger.stopped_at(name, session_id) if session_id else None
-        resume = reading.end
-        open_turns = 0
-        next_check: float | None = None
         settled: list[tuple[Turn, str]] = []
-        if reading.excluded is None:
-            for i, turn in enumerate(reading.turns):
-                last = i == len(reading.turns) - 1 and reading.at_eof
-                # Quiet since the file or the turn last changed, whichever is older: a
-                # transcript copied from elsewhere has a fresh mtime but old lines.
-                last_change = min(st.st_mtime, turn.ended) if turn.ended > 0 else st.st_mtime
-                verdict = settle(turn, last, stopped_at, self.now - last_change)
-                if last and stop is not None and stop.session_id == turn.session_id and stop.harness == name:
-                    if (turn.needs_end_marker and not turn.aborted and stop.turn_id == turn.turn_id
-                            and stop.last_message and turn.pending_tools == 0):
-                        # Codex runs its Stop hook before it writes task_complete: the hook's own
-                        # word (this turn, this answer) is the end marker
-                        verdict = "bank"
-                    if verdict != "bank" or not _shows(turn.result, stop.last_message):
-                        self.report.stop_waiting = not turn.closed
-                        if not turn.closed:
-                            verdict = "open"
-                if kept_out_until is not None and turn.offset < kept_out_until:
-                    verdict = "excluded"
-                if verdict == "open":
-                    resume = min(resume, turn.offset)
-                    open_turns += 1
-                    answered = bool(turn.result.strip()) and turn.pending_tools == 0 and not turn.needs_end_marker
-                    due = last_change + (QUIET if answered else GIVE_UP)
-                    next_check = due if next_check is None else min(next_check, due)
-                    continue
+        still_open: list[tuple[int, float]] = []
+        for i, turn in enumerate(reading.turns):
+            last = i == len(reading.turns) - 1 and reading.at_eof
+            # Quiet since the file or the turn last changed, whichever is older: a
+            # transcript copied from elsewhere has a fresh mtime but old lines.
+            last_change = min(mtime, turn.ended) if turn.ended > 0 else mtime
+            session_stop = stop if stop and (stop.harness, stop.session_id) == (name, turn.session_id) else None
+            named = bool(session_stop and session_stop.turn_id == turn.turn_id and session_stop.last_message)
+            verdict = settle(turn, last, stopped_at, self.now - last_change, stop_named=named)
+            if last and session_stop is not None:
+                verdict = self._await_stop(turn, verdict, session_stop.last_message)
+            if kept_out_until is not None and turn.offset < kept_out_until:
+                verdict = "excluded"
+            if verdict == "open":
+                still_open.append((turn.offset, last_change + (QUIET if _answered(turn) else GIVE_UP)))
+            else:
                 settled.append((turn, verdict))
-            for turn in self._settle(settled, window, session.cwd if session else ""):
-                # not written (full disk, a reservation held by a pass that died): read it again later
-                resume = min(resume, turn.offset)
-                open_turns += 1
-                retry = self.now + 60
-                next_check = retry if next_check is None else min(next_check, retry)
-        self.report.open_turns += open_turns
-        if session is not None and reading.states and kept_out_until is None:
-            self._note_states(session.harness, session.session_id, session.cwd, reading.states)
-        with open(path, "rb") as f:
-            head_len = min(HEAD_BYTES, reading.end) if reading.end else min(HEAD_BYTES, st.st_size)
-            anchor_at = max(0, reading.end - ANCHOR_BYTES)
-            head = f"{head_len}:{file_digest(f, 0, head_len)}"
-            anchor = f"{anchor_at}:{file_digest(f, anchor_at, reading.end - anchor_at)}"
+        return settled, still_open
+
+    def _await_stop(self, turn: Turn, verdict: str, last_message: str | None) -> str:
+        """The last turn of the session a stop signal ended stays open until it shows the answer the
+        harness ended with; the stop hook then reads the transcript again (run_pass)."""
+        if verdict == "bank" and _shows(turn.result, last_message):
+            return verdict
+        self.report.stop_waiting = not turn.closed
+        return verdict if turn.closed else "open"
+
+    def _save_position(self, name: str, path: Path, st: os.stat_result, rec: FileRecord | None, reading: Reading,
+                       session_id: str | None, still_open: list[tuple[int, float]]) -> None:
+        """The next read resumes at the first turn still open, else where this one ended (SPEC §5)."""
+        head, anchor = _digests(path, reading.end, st.st_size)
+        session = reading.session
         self.ledger.save_file(FileRecord(
-            str(path), name, st.st_dev, st.st_ino, st.st_size if reading.at_eof else -1, st.st_mtime,
-            reading.end, resume, head, anchor, json.dumps(reading.carry),
-            session_id, session.cwd if session else (rec.cwd if rec else None), reading.excluded,
-            open_turns, next_check, (rec.bad_lines if rec else 0) + reading.bad_lines,
+            path=str(path), harness=name, dev=st.st_dev, ino=st.st_ino,
+            size=st.st_size if reading.at_eof else -1, mtime=st.st_mtime,
+            read_end=reading.end, resume=min([reading.end, *(offset for offset, _ in still_open)]),
+            head_hash=head, anchor_hash=anchor, carry_json=json.dumps(reading.carry),
+            session_id=session_id, cwd=session.cwd if session else (rec.cwd if rec else None),
+            excluded=reading.excluded, open_turns=len(still_open),
+            next_check=min((due for _, due in still_open), default=None),
+            bad_lines=(rec.bad_lines if rec else 0) + reading.bad_lines,
         ))
-        return max(0, reading.end - start)
 
     def _start(self, path: Path, st: os.stat_result, rec: FileRecord | None) -> tuple[int, dict]:
         """Where to resume: the last position if the bytes before it are still what we read."""
@@ -396,8 +408,16 @@ class _Pass:
         steps leaves reservations that a later pass takes over; `bank.write` finds an entry
         that was already written.
         """
+        to_write, busy = self._reserve(settled, window, fallback_cwd)
+        written, failed = self._write(to_write)
+        self._mark_banked(written)
+        return busy + failed
+
+    def _reserve(self, settled: list[tuple[Turn, str]], window: float,
+                 fallback_cwd: str) -> tuple[list[Turn], list[Turn]]:
+        """Record the turns that get no entry and reserve the others: (reserved, reserved by another pass)."""
         to_write: list[Turn] = []
-        retry: list[Turn] = []
+        busy: list[Turn] = []
         with self.ledger.write():
             for turn, verdict in settled:
                 if verdict == "excluded" or self._kept_out(turn.cwd or fallback_cwd):
@@ -429,8 +449,13 @@ class _Pass:
                 elif status == "ok":
                     to_write.append(turn)
                 elif status == "busy":
-                    retry.append(turn)
+                    busy.append(turn)
+        return to_write, busy
+
+    def _write(self, to_write: list[Turn]) -> tuple[list[tuple[Turn, Path, str]], list[Turn]]:
+        """Write the reserved turns' entries, durably: (turn, entry, project) of each written, and those not."""
         written: list[tuple[Turn, Path, str]] = []
+        failed: list[Turn] = []
         for turn in to_write:
             slug = bank.project_slug(turn.cwd)
             folder = self.locs.memories / slug / "bank"
@@ -439,11 +464,14 @@ class _Pass:
             except OSError as exc:
                 # a full disk or a read-only tree: the reservation lapses and a later pass retries
                 self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None, failure=exc)
-                retry.append(turn)
+                failed.append(turn)
                 continue
             written.append((turn, path, slug))
         for folder in {path.parent for _, path, _ in written}:
             bank.fsync_dir(folder)
+        return written, failed
+
+    def _mark_banked(self, written: list[tuple[Turn, Path, str]]) -> None:
         with self.ledger.write():
             for turn, path, slug in written:
                 self.ledger.finish(turn.key, "banked", entry=str(path), project=slug, ended=turn.ended)
@@ -453,7 +481,6 @@ class _Pass:
             self.report.banked += 1
             self.report.entries.append(path)
             self.report.touched.add(slug)
-        return retry
 
     def _listing(self, folder: Path) -> set[str]:
         """A bank folder's file names, listed once per pass (every writer holds the pass lock)."""
@@ -631,6 +658,16 @@ def _peek_cwd(path: Path) -> str | None:
     return None
 
 
+def _digests(path: Path, end: int, size: int) -> tuple[str, str]:
+    """The head and anchor digests `_start` checks before it resumes at `end`."""
+    with open(path, "rb") as f:
+        head_len = min(HEAD_BYTES, end) if end else min(HEAD_BYTES, size)
+        anchor_at = max(0, end - ANCHOR_BYTES)
+        head = f"{head_len}:{file_digest(f, 0, head_len)}"
+        anchor = f"{anchor_at}:{file_digest(f, anchor_at, end - anchor_at)}"
+    return head, anchor
+
+
 def _shows(result: str, last_message: str | None) -> bool:
     """Whether the answer we read is the one the harness says it ended with."""
     if not last_message:
@@ -639,8 +676,13 @@ def _shows(result: str, last_message: str | None) -> bool:
     return want in " ".join(result.split())
 
 
-def settle(turn: Turn, last: bool, stopped_at: float | None, quiet: float) -> str:
-    """"bank", "drop" or "open": whether a turn is finished (SPEC §4)."""
+def settle(turn: Turn, last: bool, stopped_at: float | None, quiet: float, *, stop_named: bool = False) -> str:
+    """"bank", "drop" or "open": whether a turn is finished (SPEC §4).
+
+    `stopped_at`: when a stop signal last came for the turn's session; `quiet`: seconds since the
+    turn or its transcript last changed; `stop_named`: this pass's stop signal names this very turn
+    and the answer it ended with (Codex).
+    """
     if turn.aborted:
         return "drop"
     if turn.closed:
@@ -649,8 +691,11 @@ def settle(turn: Turn, last: bool, stopped_at: float | None, quiet: float) -> st
         # a later turn started: this one is over (Codex: never completed, so not banked)
         return "drop" if turn.needs_end_marker else "bank"
     if turn.needs_end_marker:
+        if stop_named and turn.pending_tools == 0:
+            # Codex runs its Stop hook before it writes task_complete: the hook's own word is the end marker
+            return "bank"
         return "drop" if quiet >= GIVE_UP else "open"
-    answered = bool(turn.result.strip()) and turn.pending_tools == 0
+    answered = _answered(turn)
     if answered and stopped_at is not None and stopped_at + 2.0 >= turn.ended:
         return "bank"
     if answered and quiet >= QUIET:
@@ -658,3 +703,8 @@ def settle(turn: Turn, last: bool, stopped_at: float | None, quiet: float) -> st
     if quiet >= GIVE_UP:
         return "drop"
     return "open"
+
+
+def _answered(turn: Turn) -> bool:
+    """An answer with no tool call still waiting: what the quiet rule settles after QUIET (SPEC §4)."""
+    return bool(turn.result.strip()) and turn.pending_tools == 0 and not turn.needs_end_marker

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..paths import Locations
 from ..redact import redact, redact_json, redact_value
@@ -146,25 +146,28 @@ def migrate(db: sqlite3.Connection) -> None:
 
 @dataclass
 class FileRecord:
-    """A transcript's read position and what the next read needs (see the module docstring)."""
+    """A transcript's read position and what the next read needs (see the module docstring).
+
+    The defaults are those of a transcript seen but never opened.
+    """
 
     path: str
     harness: str
-    dev: int | None
-    ino: int | None
-    size: int | None
-    mtime: float | None
-    read_end: int | None
-    resume: int
-    head_hash: str | None
-    anchor_hash: str | None
-    carry_json: str  # decoded only for a file that is read again (a no-op pass skips 10,000 of them)
-    session_id: str | None
-    cwd: str | None
-    excluded: str | None
-    open_turns: int
-    next_check: float | None
-    bad_lines: int
+    dev: int | None = None
+    ino: int | None = None
+    size: int | None = None
+    mtime: float | None = None
+    read_end: int | None = None
+    resume: int = 0
+    head_hash: str | None = None
+    anchor_hash: str | None = None
+    carry_json: str = "{}"  # decoded only for a file that is read again (a no-op pass skips 10,000 of them)
+    session_id: str | None = None
+    cwd: str | None = None
+    excluded: str | None = None
+    open_turns: int = 0
+    next_check: float | None = None
+    bad_lines: int = 0
 
     def carry(self) -> dict[str, Any]:
         try:
@@ -172,6 +175,19 @@ class FileRecord:
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}
+
+
+class HarnessRow(NamedTuple):
+    window_start: float  # the backfill window (SPEC §5): older turns are not banked
+    enabled: bool
+    last_pass: float | None
+    backlog: int
+
+
+class ErrorRow(NamedTuple):
+    at: float
+    path: str | None
+    message: str
 
 
 class Ledger:
@@ -193,7 +209,7 @@ class Ledger:
             " carry, session_id, cwd, excluded, open_turns, next_check, bad_lines FROM files WHERE harness=?",
             (harness,),
         )
-        return {row[0]: FileRecord(*row) for row in rows}
+        return {row[0]: FileRecord(*row) for row in rows}  # the SELECT lists the fields in order
 
     def save_file(self, rec: FileRecord) -> None:
         self.db.execute(
@@ -300,11 +316,11 @@ class Ledger:
         return {status: n for status, n in rows}
 
     # -- harness state -------------------------------------------------
-    def harness_row(self, name: str) -> tuple[float, bool, float | None, int] | None:
+    def harness_row(self, name: str) -> HarnessRow | None:
         row = self.db.execute(
             "SELECT window_start, enabled, last_pass, backlog FROM harnesses WHERE name=?", (name,)
         ).fetchone()
-        return (row[0], bool(row[1]), row[2], row[3]) if row else None
+        return HarnessRow(row[0], bool(row[1]), row[2], row[3]) if row else None
 
     def set_harness(self, name: str, *, window_start: float | None = None, enabled: bool | None = None,
                     last_pass: float | None = None, backlog: int | None = None) -> None:
@@ -380,14 +396,14 @@ class Ledger:
         except sqlite3.Error:
             pass
 
-    def errors(self, harness: str | None = None, since: float = 0.0) -> list[tuple[float, str | None, str]]:
+    def errors(self, harness: str | None = None, since: float = 0.0) -> list[ErrorRow]:
         if harness is None:
             rows = self.db.execute("SELECT at, path, message FROM errors WHERE at>=? ORDER BY id", (since,))
         else:
             rows = self.db.execute(
                 "SELECT at, path, message FROM errors WHERE harness=? AND at>=? ORDER BY id", (harness, since)
             )
-        return list(rows)
+        return [ErrorRow(*row) for row in rows]
 
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
