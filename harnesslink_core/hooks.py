@@ -182,7 +182,7 @@ def prompt_context(ctx: Context) -> str:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
     from .recall import index
-    from .recall.injected import Given
+    from .store.injected import Given
     from .recall.matches import find_matches, render
 
     given = Given(ctx.locs, ctx.harness, ctx.session)

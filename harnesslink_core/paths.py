@@ -2,8 +2,9 @@
 so a test that points HOME at a temporary folder gets a complete, isolated world.
 
 On the prompt hook's path: no pathlib (it costs a noticeable share of a bare
-interpreter's start). The `*_path` attributes are plain strings for that path;
-the `Path` properties serve everything else and import pathlib when first used.
+interpreter's start). The `*_path` attributes are plain strings for the modules on
+the hooks' lean path, and only for them (tests/test_layers.py holds that); the `Path`
+properties serve everything else and import pathlib when first used.
 """
 
 from __future__ import annotations

@@ -32,9 +32,10 @@ DECIDE = {"harnesslink_core.store", "harnesslink_core.store.scope", "harnesslink
           "harnesslink_core.recall.lexicon", "harnesslink_core.recall.tokens", "harnesslink_core.control",
           "harnesslink_core.control.exclusion"}
 SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.recall.index", "harnesslink_core.recall.matches",
-          "harnesslink_core.recall.framing", "harnesslink_core.recall.injected", "harnesslink_core.recall.fingerprint",
+          "harnesslink_core.recall.framing", "harnesslink_core.store.injected", "harnesslink_core.recall.fingerprint",
           "math", "_blake2", "_functools"}
-BRIEF = {"harnesslink_core.recall.brief", "harnesslink_core.sessions", "harnesslink_core.sessions.handoff"}
+BRIEF = {"harnesslink_core.recall.brief", "harnesslink_core.store.main_md", "harnesslink_core.sessions",
+         "harnesslink_core.sessions.handoff"}
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 
@@ -116,7 +117,7 @@ def test_a_prompt_that_searches_imports_only_the_search(world):
     assert extra <= CORE | DECIDE | SEARCH, sorted(extra - CORE - DECIDE - SEARCH)
     assert not heavy_in(modules)
     # and it did search, inject and remember (the ledger is written without opening it the heavy way)
-    from harnesslink_core.recall.injected import injected_ids
+    from harnesslink_core.store.injected import injected_ids
 
     assert injected_ids(locs, "claude-code", "s-allow")
 
@@ -153,7 +154,7 @@ def test_stop_and_pre_compact_import_the_pass_but_nothing_it_does_not_use(world,
 def test_reading_what_a_session_was_given_leaves_no_connection_to_carry_across_the_fork(world):
     """The hook forks after its answer; a ledger connection open at that moment made the child's
     record vanish (SQLite's lock bookkeeping is per process), one run in three on this machine."""
-    from harnesslink_core.recall.injected import Given
+    from harnesslink_core.store.injected import Given
 
     _, locs = world
     writer = Given(locs, "codex", "s-read")
@@ -166,7 +167,7 @@ def test_reading_what_a_session_was_given_leaves_no_connection_to_carry_across_t
 
 def test_the_given_entries_are_recorded_after_the_answer_and_never_given_twice(world):
     """A hook process answers first; a forked child records what the session was given."""
-    from harnesslink_core.recall.injected import injected_ids
+    from harnesslink_core.store.injected import injected_ids
     from memory_helpers import run_hook
 
     env, locs = world

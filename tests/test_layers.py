@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,19 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
 
 def test_no_import_circles() -> None:
     assert circles(GRAPH) == []
+
+
+# the modules on the hooks' lean path (tests/test_hot_path.py), which read Locations' plain strings
+LEAN = {"hooks", "log", "banking.background", "store.scope", "store.injected", "control.exclusion", "recall.index",
+        "recall.brief", "sessions.handoff"}
+PLAIN_STRINGS = re.compile(r"\.(?:home_path|agent_path|memories_path|index_path|ledger_path|log_path)\b")
+
+
+def test_only_the_lean_path_reads_locations_as_plain_strings() -> None:
+    """Everywhere else a place is a Path (`locs.memories`), so no caller mixes the two."""
+    mixed = [module for module in MODULES if module.partition(".")[2] not in LEAN | {"paths"}
+             and PLAIN_STRINGS.search(source_of(module).read_text(encoding="utf-8"))]
+    assert mixed == []
 
 
 def test_the_check_finds_an_upward_import_and_a_circle() -> None:

@@ -20,13 +20,13 @@ import os
 import time
 
 from ..paths import Locations
+from ..store import main_md
 from ..store.scope import project_path, project_slug
 from .framing import cut, frame, neutralise, one_line
 
 DEFAULT_BUDGET = 6000  # well under Claude Code's 10,000-character cap on one hook's output
 NEWEST = 10
 MEMORY_FILE_CHARS = 1500
-INDEX_START = "<!-- superpi:index:start -->"
 DEFAULT_MAIN_HEADER = (
     "# Project Memory\n\nAdd context, architecture notes, or reminders here.\n"
     "Everything above the markers is untouched by the banker."
@@ -126,7 +126,7 @@ def _read(path: str, limit: int = 256 * 1024) -> str:
 
 def _main_notes(folder: str) -> list[Section]:
     path = os.path.join(folder, "MAIN.md")
-    human = _read(path).split(INDEX_START, 1)[0].strip()
+    human = _read(path).split(main_md.START, 1)[0].strip()
     if not human or " ".join(human.split()) == " ".join(DEFAULT_MAIN_HEADER.split()):
         return []
     return [Section("Project notes (MAIN.md)", neutralise(human), path)]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..fastsqlite import Transaction
 from ..paths import Locations
 from ..redact import redact, redact_json, redact_value
 
@@ -129,19 +130,12 @@ def migrate(db: sqlite3.Connection) -> None:
     for fn in MIGRATIONS:
         if fn.__name__ in applied:
             continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with Transaction(db):
             # another process may have applied it while we waited for the write lock
             if db.execute("SELECT 1 FROM _migrations WHERE name=?", (fn.__name__,)).fetchone():
-                db.execute("COMMIT")
                 continue
             fn(db)
             db.execute("INSERT INTO _migrations VALUES (?, ?)", (fn.__name__, time.time()))
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:  # a full disk has already rolled it back: don't mask the real error
-                db.execute("ROLLBACK")
-            raise
 
 
 @dataclass
@@ -199,8 +193,8 @@ class Ledger:
         self.db.close()
 
     # -- transactions --------------------------------------------------
-    def write(self) -> _Tx:
-        return _Tx(self.db)
+    def write(self) -> Transaction:
+        return Transaction(self.db)
 
     # -- files ---------------------------------------------------------
     def files(self, harness: str) -> dict[str, FileRecord]:
@@ -412,28 +406,6 @@ class Ledger:
     def set_meta(self, key: str, value: str) -> None:
         with self.write():
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?)", (key, value))
-
-
-class _Tx:
-    """BEGIN IMMEDIATE … COMMIT; nested uses join the outer transaction."""
-
-    def __init__(self, db: sqlite3.Connection):
-        self.db = db
-        self.outer = False
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.outer = not self.db.in_transaction
-        if self.outer:
-            self.db.execute("BEGIN IMMEDIATE")
-        return self.db
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if not self.outer:
-            return
-        if exc_type is None:
-            self.db.execute("COMMIT")
-        elif self.db.in_transaction:  # sqlite may have rolled back already (full disk)
-            self.db.execute("ROLLBACK")
 
 
 def open_ledger(locs: Locations) -> Ledger:

@@ -9,9 +9,8 @@ from pathlib import Path
 
 from ..atomic import atomic_write
 from .entries import split_frontmatter
+from .main_md import END, START
 
-START = "<!-- superpi:index:start -->"
-END = "<!-- superpi:index:end -->"
 DEFAULT_HEADER = (
     "# Project Memory\n\n"
     "Add context, architecture notes, or reminders here.\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from ..fastsqlite import sqlite3  # the C module alone, cheaply (on every prompt)
+from ..fastsqlite import Transaction, sqlite3  # the C module alone, cheaply (on every prompt)
 from ..paths import Locations
 
 BUSY_MS = 1000
@@ -59,14 +59,9 @@ class Given:
             db = self._db
             try:
                 db.execute("PRAGMA synchronous=NORMAL")  # as the ledger runs it (WAL): one sync per checkpoint
-                db.execute("BEGIN IMMEDIATE")
-                try:
+                with Transaction(db):
                     db.executemany("INSERT OR IGNORE INTO injected VALUES (?,?,?,?)", rows)
-                    db.execute("COMMIT")
-                    return
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
+                return
             except sqlite3.OperationalError as exc:
                 if "no such table" not in str(exc):
                     raise
