@@ -9,14 +9,11 @@ from typing import Any
 import yaml
 
 from .atomic import atomic_write
+from .errors import ConfigError
 from .paths import Locations
 
 # harnesses.registry.IDS, spelled out: a foundation may not import harnesses/ (tests/test_layers.py)
 ALL_HARNESSES = ("claude-code", "codex", "pi", "omp", "antigravity")
-
-
-class ConfigError(Exception):
-    """config.yml exists but cannot be understood."""
 
 
 @dataclass

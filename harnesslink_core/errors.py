@@ -1,20 +1,70 @@
-"""What went wrong, in one line a user can act on (the CLI prints it; the traceback goes to the log)."""
+"""What can go wrong, and how it is told: every exception class the package raises on purpose, and
+`describe`, which turns any exception into one line a user can act on (the CLI prints it; the
+traceback goes to the log).
+
+`HarnessLinkError` is the base of the failures a user (or, for the memory tools, the model) can do
+something about: its message is that line, as it is. Standard library only, and nothing imported
+at start (the index's errors are raised on the prompt hook's path; install.py runs before the
+private environment exists).
+"""
 
 from __future__ import annotations
 
-import errno
-import os
-import sqlite3
-
 from .paths import Locations
 
-_OS_WORDS = {
-    errno.ENOSPC: "no space left on the device",
-    errno.EDQUOT: "disk quota exceeded",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-    errno.EROFS: "read-only file system",
-}
+
+class HarnessLinkError(Exception):
+    """A failure the user can act on; its message is the line they see."""
+
+
+class ConfigError(HarnessLinkError):
+    """config.yml exists but cannot be understood."""
+
+
+class IndexUnavailable(HarnessLinkError):
+    """The index cannot be used right now (missing, corrupt, locked, old schema)."""
+
+
+class IndexCorrupt(IndexUnavailable):
+    """The file is not a usable database: delete it and rebuild."""
+
+
+class IndexBehind(Exception):
+    """More changed entries than the caller is willing to index inline (a signal, not a failure)."""
+
+
+class ForgetError(HarnessLinkError):
+    """A forget request that cannot be carried out."""
+
+
+class NoMatch(ForgetError):
+    def __init__(self, ids: list[str]) -> None:
+        super().__init__("no entry matches " + ", ".join(repr(i) for i in ids))
+        self.ids = ids
+
+
+class ToolError(HarnessLinkError):
+    """A memory-tool call that cannot be done as asked; the message tells the model what to change."""
+
+
+class ResumeError(HarnessLinkError):
+    """Bad input to `harnesslink resume` the user can fix: printed as it is, exit code 2."""
+
+
+class Refused(HarnessLinkError):
+    """install will not touch this file; `hint` tells the user what to do about it."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class EnvironmentFailed(HarnessLinkError):
+    """The private environment could not be made; `hint` says what to try."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 def describe(exc: BaseException, locs: Locations) -> str:
@@ -25,21 +75,38 @@ def describe(exc: BaseException, locs: Locations) -> str:
 
 
 def _describe(exc: BaseException, locs: Locations) -> str:
-    if isinstance(exc, OSError) and not isinstance(exc, TimeoutError) and type(exc).__name__ != "Timeout":
-        what = _OS_WORDS.get(exc.errno or 0) or exc.strerror or str(exc)
+    import sqlite3
+
+    if isinstance(exc, HarnessLinkError):
+        return str(exc)
+    if isinstance(exc, _lock_timeout()):
+        return f"another HarnessLink pass holds {locs.pass_lock}; try again in a moment"
+    if isinstance(exc, OSError) and not isinstance(exc, TimeoutError):
+        what = _os_words().get(exc.errno or 0) or exc.strerror or str(exc)
         where = exc.filename or locs.agent_dir
         return f"{what}: {where}"
     if isinstance(exc, sqlite3.Error):
         return _database(exc, locs)
-    name = type(exc).__name__
-    if name == "Timeout":  # filelock
-        return f"another HarnessLink pass holds {locs.pass_lock}; try again in a moment"
-    if name in ("ForgetError", "NoMatch", "ConfigError", "IndexUnavailable", "IndexCorrupt"):
-        return str(exc)
-    return f"unexpected {name}: {exc} (details in {locs.log_file})"
+    return f"unexpected {type(exc).__name__}: {exc} (details in {locs.log_file})"
 
 
-def _database(exc: sqlite3.Error, locs: Locations) -> str:
+def _lock_timeout() -> tuple[type[BaseException], ...]:
+    try:
+        from filelock import Timeout
+    except ImportError:  # install.py's interpreter: no pass lock there
+        return ()
+    return (Timeout,)
+
+
+def _os_words() -> dict[int, str]:
+    import errno
+
+    return {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+            errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
+            errno.EROFS: "read-only file system"}
+
+
+def _database(exc: BaseException, locs: Locations) -> str:
     message = str(exc)
     lower = message.lower()
     db = _damaged_db(locs)
@@ -59,6 +126,9 @@ def _database(exc: sqlite3.Error, locs: Locations) -> str:
 
 def _damaged_db(locs: Locations):
     """The first of our databases that fails a quick check, if any."""
+    import os
+    import sqlite3
+
     for path in (locs.ledger_file, locs.index_file):
         if not os.path.exists(path):
             continue

@@ -181,9 +181,8 @@ def prompt_context(ctx: Context) -> str:
     if not projects:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
-    from .recall import index
-    from .store.injected import Given
     from .recall.matches import find_matches, render
+    from .store.injected import Given
 
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)

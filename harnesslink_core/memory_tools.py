@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from .errors import ToolError
 from .paths import Locations
 
 if TYPE_CHECKING:
@@ -34,10 +35,6 @@ BRIEF_MIN, BRIEF_MAX = 500, 20_000
 TAGS_MAX = 10
 FORGET_MAX = 20
 PASS_LOCK_WAIT = 30.0  # as forget waits: a pass takes seconds, a backlog is drained in the background
-
-
-class ToolError(Exception):
-    """A call the tool cannot do as asked; the message tells the model what to change."""
 
 
 class Session:

@@ -107,6 +107,15 @@ def test_only_the_lean_path_reads_locations_as_plain_strings() -> None:
     assert mixed == []
 
 
+def test_every_exception_the_package_raises_on_purpose_is_in_errors_py() -> None:
+    """One errors module: `errors.describe` knows each class by isinstance, not by its name."""
+    elsewhere = [f"{module}.{node.name}" for module in MODULES if module != "harnesslink_core.errors"
+                 for node in ast.walk(ast.parse(source_of(module).read_text(encoding="utf-8")))
+                 if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+                 and any(isinstance(base, ast.Name) and base.id.endswith(("Error", "Exception")) for base in node.bases)]
+    assert elsewhere == []
+
+
 def test_the_check_finds_an_upward_import_and_a_circle() -> None:
     """The two checks above would fail on a bad graph (they are not vacuous)."""
     bad = {"harnesslink_core.recall.index": {"harnesslink_core.control.forget"},

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 
+from ..errors import ResumeError
 from ..log import error as log_error
 from ..paths import Locations
 from ..sessions import handoff, handoff_build
@@ -30,10 +31,6 @@ from ..sessions.base import BRIEF_THRESHOLD, HARNESSES, Session, find_by_prefix,
 from .options import whole_number
 
 DEFAULT_LIMIT = 10
-
-
-class ResumeError(Exception):
-    """Bad input the user can fix: printed as it is, exit code 2."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

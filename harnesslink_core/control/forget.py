@@ -30,19 +30,11 @@ from __future__ import annotations
 
 import os
 
+from ..errors import ForgetError, NoMatch
+
 CLOUD_NOTE = ("A copy already uploaded to the HarnessLink cloud stays in the cloud store until you remove it "
               "there; if it is pulled back, it is never indexed or injected again.")
 LOCK_WAIT = 30.0
-
-
-class ForgetError(Exception):
-    """A forget request that cannot be carried out (said in one line)."""
-
-
-class NoMatch(ForgetError):
-    def __init__(self, ids: list[str]) -> None:
-        super().__init__("no entry matches " + ", ".join(repr(i) for i in ids))
-        self.ids = ids
 
 
 class Target:

@@ -37,6 +37,7 @@ import os
 import sys
 import time
 
+from ..errors import IndexBehind, IndexCorrupt, IndexUnavailable  # noqa: F401  (callers catch index.IndexBehind)
 from ..fastsqlite import Transaction, sqlite3  # the C module alone, cheaply (on every prompt)
 from ..paths import Locations
 
@@ -91,10 +92,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
-
-
-class IndexUnavailable(Exception):
-    """The index cannot be used right now (missing, corrupt, locked, old schema)."""
 
 
 class Hit:
@@ -159,14 +156,6 @@ def connect(locs: Locations, *, create: bool = True, busy_ms: int = 5000) -> sql
         conn.close()
         raise IndexCorrupt(f"index unreadable: {exc}") from exc
     return conn
-
-
-class IndexCorrupt(IndexUnavailable):
-    """The file is not a usable database: delete it and rebuild."""
-
-
-class IndexBehind(Exception):
-    """More changed entries than the caller is willing to index inline."""
 
 
 def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:

@@ -19,18 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import EnvironmentFailed
 from ..paths import Locations
 from .files import atomic_write
 
 ENTRY_POINTS = {"context-hook": "harnesslink_core.hooks", "harnesslink": "harnesslink_core.main"}
-
-
-class EnvironmentFailed(Exception):
-    """The private environment could not be made; `hint` says what to try."""
-
-    def __init__(self, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.hint = hint
 
 
 @dataclass(frozen=True)

@@ -16,15 +16,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import Refused
+
 BACKUP_SUFFIX = ".harnesslink-backup"
-
-
-class Refused(Exception):
-    """We will not touch this file; `hint` tells the user what to do about it."""
-
-    def __init__(self, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.hint = hint
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .files import FileChange, Refused, backup_path, check_writable, read_bytes
+from ..errors import Refused
+from .files import FileChange, backup_path, check_writable, read_bytes
 from .hook_command import command
 
 IsOurs = Callable[[object], bool]

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from ..errors import Refused
 from ..paths import Locations, locations
 from . import environment
-from .files import FileChange, Refused, apply, atomic_write, backup_path
+from .files import FileChange, apply, atomic_write, backup_path
 from .registry import WIRINGS
 
 BACKFILL_DAYS = 30

@@ -29,8 +29,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import Refused
 from ..paths import Locations
-from .files import FileChange, Refused, backup_path, check_writable, read_bytes
+from .files import FileChange, backup_path, check_writable, read_bytes
 
 SERVER = "harnesslink"
 PERMISSION = "mcp__harnesslink"  # every tool of the server, in Claude Code's permission syntax

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from ..errors import Refused
 from ..harnesses import omp, pi
 from ..paths import Locations
 from . import mcp
 from .base import detect_by
-from .files import FileChange, Refused, check_writable, read_bytes
+from .files import FileChange, check_writable, read_bytes
 
 EXTENSION_NAME = "harnesslink.ts"
 MARKER = b"// harnesslink-extension v1:"

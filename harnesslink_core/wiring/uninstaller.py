@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from ..errors import Refused
 from ..paths import Locations, locations
 from . import environment
-from .files import FileChange, Refused, apply
+from .files import FileChange, apply
 from .installer import add_common_arguments, manifest_path, read_manifest
 from .registry import WIRINGS
 
