@@ -61,8 +61,6 @@ _SEARCH_SCHEMA = _schema({
     "query": {"type": "string", "description": "Words to look for (plain words, no search syntax)."},
     "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_LIMIT_MAX, "default": 5,
               "description": "How many entries at most (default 5)."},
-    "all_projects": {"type": "boolean", "default": False,
-                     "description": "Search every project's memory, not just this project and its linked ones."},
 }, ["query"])
 _SEARCH_TEXT = (
     "Search HarnessLink memory: what was done in earlier sessions of this project, by any coding agent "
@@ -187,23 +185,12 @@ def _int(args: dict, key: str, default: int, low: int, high: int) -> int:
     value = args.get(key)
     if value is None:
         return default
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():  # JSON has one number type: 5.0 is the integer 5
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ToolError(f"`{key}` must be an integer from {low} to {high}, got {value!r}"[:200])
     if not low <= value <= high:
         raise ToolError(f"`{key}` must be from {low} to {high}, got {value}")
-    return value
-
-
-def _bool(args: dict, key: str) -> bool:
-    value = args.get(key)
-    if value is None:
-        return False
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    if not isinstance(value, bool):
-        raise ToolError(f"`{key}` must be true or false, got {value!r}"[:200])
     return value
 
 
@@ -221,7 +208,7 @@ def _tags(args: dict) -> list[str]:
 
     tags: list[str] = []
     for tag in value:
-        clean = re.sub(r"[^a-z0-9_.-]+", "-", redact(tag).strip().lower()).strip("-.")[:40]
+        clean = re.sub(r"[^\w.-]+", "-", redact(tag).strip().lower()).strip("-._")[:40]
         if clean and clean not in tags:
             tags.append(clean)
     return tags[:TAGS_MAX]
@@ -238,10 +225,9 @@ def memory_search(args: dict, session: Session) -> str:
 
     query = _text(args, "query", required=True)
     limit = _int(args, "limit", 5, 1, SEARCH_LIMIT_MAX)
-    everywhere = _bool(args, "all_projects")
     terms = query_terms(query[:QUERY_CHARS])
-    projects = None if everywhere else scope_for(session.locs, session.cwd)
-    where = "any project" if everywhere else _scope_words(projects or [])
+    projects = scope_for(session.locs, session.cwd)  # every project is the user's choice: `harnesslink recall --all`
+    where = _scope_words(projects)
     if not terms:
         raise ToolError("`query` has no words to search for")
     with _index(session.locs) as (index, conn):
@@ -260,8 +246,7 @@ def memory_search(args: dict, session: Session) -> str:
             lines.append(f"   Prompt: {one_line(hit.prompt, 240)}")
         if hit.result.strip():
             lines.append(f"   Result: {one_line(hit.result, 400)}")
-    project = "" if everywhere else (projects or [""])[0]
-    return frame("recall", neutralise("\n".join(lines)), project=project)
+    return frame("recall", neutralise("\n".join(lines)), project=(projects or [""])[0])
 
 
 def _scope_words(projects: list[str]) -> str:
@@ -294,34 +279,60 @@ def _real(path: object) -> str:
 
 
 def _find_entry(session: Session, wanted: str) -> str:
-    """The file `wanted` names inside the memories tree; never anything outside it."""
+    """The entry `wanted` names in this session's projects (its own and linked ones); never a file of
+    another project, outside the memories tree, or reached through a symlink."""
     from .store.scope import scope_for
 
-    root = _real(session.locs.memories)
     if "\x00" in wanted or len(wanted) > 4096:
         raise ToolError("`id` is not a valid entry id")
+    root = _real(session.locs.memories)
+    scope = scope_for(session.locs, session.cwd)
     if "/" in wanted or "\\" in wanted:
-        candidate = wanted if os.path.isabs(wanted) else os.path.join(root, wanted.replace("\\", "/"))
-        real = _real(candidate)
-        if os.path.commonpath([root, real]) != root or real == root:
-            raise ToolError(f"{wanted!r} is outside the memory folder; give an id memory_search showed")
-        if not real.endswith(".md") or not os.path.isfile(real):
+        parts = _parts_inside(session, wanted.replace("\\", "/"), root)
+        if parts[0] not in scope:
+            raise ToolError(f"{wanted!r} is not an entry of this project or of a linked one")
+        path = os.path.join(root, *parts)
+        if not path.endswith(".md") or _through_a_link(root, parts) or not os.path.isfile(path):
             raise ToolError(f"no memory entry at {wanted!r}")
-        return real
+        return path
     # a file name or a time id: looked up in this session's projects (own + linked), newest first
     name = wanted if wanted.endswith(".md") else None
-    for slug in scope_for(session.locs, session.cwd):
+    for slug in scope:
         bank = os.path.join(root, slug, "bank")
         try:
             names = sorted(os.listdir(bank), reverse=True)
         except OSError:
             continue
         for candidate in names:
-            if candidate.startswith("."):
+            if candidate.startswith(".") or os.path.islink(os.path.join(bank, candidate)):
                 continue
             if candidate == name or (name is None and candidate.startswith(wanted + "--")):
                 return os.path.join(bank, candidate)
     raise ToolError(f"no memory entry {wanted!r} in this project; use the id memory_search shows")
+
+
+def _parts_inside(session: Session, given: str, root: str) -> list[str]:
+    """`given` (relative to the memories root, or absolute under it) as its folder names below the root."""
+    if os.path.isabs(given):
+        for base in (os.fspath(session.locs.memories).rstrip("/"), root.rstrip("/")):
+            if given.startswith(base + "/"):
+                given = given[len(base) + 1:]
+                break
+        else:
+            raise ToolError(f"{given!r} is outside the memory folder; give an id memory_search showed")
+    parts = [part for part in given.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ToolError(f"{given!r} is not an entry id; give an id memory_search showed")
+    return parts
+
+
+def _through_a_link(root: str, parts: list[str]) -> bool:
+    path = root
+    for part in parts:
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            return True
+    return False
 
 
 def memory_bank(args: dict, session: Session) -> str:

@@ -109,7 +109,8 @@ def select(locs, *, ids=(), query: str | None = None, session: str | None = None
     for slug in slugs:
         bank = os.path.join(str(locs.memories), slug, "bank")
         try:
-            names = sorted(n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith("."))
+            names = sorted(n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")
+                           and not os.path.islink(os.path.join(bank, n)))  # a link is no entry of ours
         except OSError:
             continue
         for name in names:

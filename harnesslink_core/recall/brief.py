@@ -188,7 +188,8 @@ def _newest_from_files(locs: Locations, bank: str, slug: str) -> tuple[list[_New
     from ..store.ledger import tombstones
 
     try:
-        names = sorted((n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")), reverse=True)
+        names = sorted((n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")
+                        and not os.path.islink(os.path.join(bank, n))), reverse=True)
     except OSError:
         return [], 0
     forgotten = tombstones(locs)  # forgotten entries pulled back from the cloud are never shown (the index skips them)
@@ -197,7 +198,7 @@ def _newest_from_files(locs: Locations, bank: str, slug: str) -> tuple[list[_New
     newest = []
     for name in names[:NEWEST]:
         entry = read_entry(Path(bank) / name, slug)
-        if entry is not None and not (forgotten and entry.turn_key in forgotten.keys):
+        if entry is not None and not (forgotten and forgotten.covers(slug, name, entry.turn_key)):
             newest.append(_Newest(name, entry.ts, entry.origin, entry.title, entry.result))
     return newest, len(names)
 

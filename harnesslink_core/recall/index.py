@@ -285,8 +285,8 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
         try:
             with os.scandir(bank) as it:
                 for item in it:
-                    if not item.name.endswith(".md") or item.name.startswith("."):
-                        continue
+                    if not item.name.endswith(".md") or item.name.startswith(".") or item.is_symlink():
+                        continue  # a link may lead out of the tree: never indexed
                     try:
                         st = item.stat()
                     except OSError:

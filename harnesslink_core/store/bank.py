@@ -205,7 +205,8 @@ def find_learning(bank_dir: Path, turn_key: str) -> Path | None:
     ledger, decides, because it also holds the learnings other machines recorded (pulled from the cloud).
     """
     try:
-        names = sorted(n for n in os.listdir(bank_dir) if n.endswith(".md") and not n.startswith("."))
+        names = sorted(n for n in os.listdir(bank_dir) if n.endswith(".md") and not n.startswith(".")
+                       and not os.path.islink(bank_dir / n))
     except OSError:
         return None
     return _holding(bank_dir, names, turn_key)

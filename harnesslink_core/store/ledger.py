@@ -463,7 +463,8 @@ TOMBSTONES_COPY = "forgotten.jsonl"  # in the agent dir, beside the ledger (neve
 
 
 class Tombstones:
-    """Forgotten entries: by `<slug>/<file name>` and by turn_key."""
+    """Forgotten entries, each in its own project: by `<slug>/<file name>` and by `<slug>/<turn_key>`
+    (a copy of the same turn in another project is that project's, and stays)."""
 
     __slots__ = ("names", "keys")
 
@@ -475,7 +476,7 @@ class Tombstones:
         return bool(self.names)
 
     def covers(self, project: str, name: str, turn_key: str = "") -> bool:
-        return f"{project}/{name}" in self.names or (bool(turn_key) and turn_key in self.keys)
+        return f"{project}/{name}" in self.names or (bool(turn_key) and f"{project}/{turn_key}" in self.keys)
 
 
 def tombstones(locs: Locations) -> Tombstones:
@@ -491,7 +492,7 @@ def tombstones(locs: Locations) -> Tombstones:
             db.close()
     except sqlite3.Error:
         return Tombstones(set(), set())
-    return Tombstones({f"{p}/{n}" for p, n, _ in rows}, {k for _, _, k in rows if k})
+    return Tombstones({f"{p}/{n}" for p, n, _ in rows}, {f"{p}/{k}" for p, _, k in rows if k})
 
 
 def keep_tombstone_copy(locs: Locations, rows: Iterable[tuple[str, str, str, str]]) -> None:

@@ -21,9 +21,11 @@ INDEX_ROWS = 200
 
 def entry_names(project_dir: Path, forgotten=None) -> list[str]:
     """Bank entry file names, oldest first (names start with the time the turn finished),
-    without those `forgotten` names (forget.Tombstones, by file name)."""
+    without symlinks (a link may lead out of the tree) and those `forgotten` names (ledger.Tombstones)."""
     try:
-        names = [n for n in os.listdir(project_dir / "bank") if n.endswith(".md") and not n.startswith(".")]
+        bank = project_dir / "bank"
+        names = [n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")
+                 and not os.path.islink(bank / n)]
     except FileNotFoundError:
         return []
     if forgotten:
