@@ -429,7 +429,13 @@ def _event_from_payload(payload: dict) -> str | None:
     return None
 
 
-def main(argv: list[str] | None = None, *, defer: bool = False) -> list:
+def main(argv: list[str] | None = None) -> int:
+    """Run the hook, print its answer, do its bookkeeping; always 0 (launchers `sys.exit(main())`)."""
+    answer_and_leave(argv, defer=False)
+    return 0
+
+
+def answer_and_leave(argv: list[str] | None = None, *, defer: bool = True) -> list:
     """Run the hook and print its answer; the work left for after the answer (see `HookRun`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     result = run(args, defer=defer)
@@ -474,7 +480,7 @@ def process_main(argv: list[str] | None = None) -> None:
     at once. `os._exit` skips the interpreter's teardown and SQLite's checkpoint of the ledger when its
     last connection closes (an fsync: ~8 ms of every prompt that injected something); the ledger's
     own writers checkpoint it as usual."""
-    deferred = main(argv, defer=True)
+    deferred = answer_and_leave(argv)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -255,3 +257,13 @@ def test_hook_scripts_are_thin_entry_points(world):
                          capture_output=True, env=env)
     assert out.returncode == 0
     assert LOGIN_ENTRY in context_of(json.loads(out.stdout))
+
+
+def test_main_returns_zero_for_launchers_that_exit_with_it(tmp_path):
+    """The --no-venv launcher runs `sys.exit(main())`: anything but 0 makes the harness drop the answer."""
+    env = make_env(tmp_path)
+    code = "import sys; from harnesslink_core.hooks import main; sys.exit(main())"
+    out = subprocess.run([sys.executable, "-c", code, "session-start", "--harness", "codex"], env=env,
+                         input=json.dumps({"session_id": "s", "cwd": SHOP}).encode(), capture_output=True, timeout=60)
+    assert out.returncode == 0 and out.stderr == b"", out.stderr
+    assert isinstance(json.loads(out.stdout), dict)
