@@ -2,9 +2,18 @@
 positions' carried session facts, session state, error rows), state files, logs and the CLI's
 error lines all pass through `redact` (or `redact_value` for JSON-able data) first.
 
-- `<private>…</private>` spans become `[private]`; an unclosed tag hides everything to the end
-  of the text it is in (a prompt, one tool input, an answer).
-- Secrets are replaced by `[redacted:<kind>]`.
+- `<private>…</private>` spans (attributes allowed: `<private reason="x">`) become `[private]`; an
+  unclosed tag hides everything to the end of the text it is in (a prompt, one tool input, an answer).
+- Secrets are replaced by `[redacted:<kind>]`: the whole token, or, where a rule names the secret part
+  (an assignment, a URL's password, a header), that part only, so `DB_PASS=x` keeps `DB_PASS=`.
+
+Two rule sets, tried in order: ours (below), and gitleaks' maintained rules, vendored as data in
+`data/secrets/` (converted by `scripts/update_secret_rules.py`; see SOURCE.md there). A rule runs only
+when one of its keywords is in the lower-cased text, as gitleaks does; the vendored ones are read and
+compiled on first use, each only once its keyword is seen. Every expression is written (or converted)
+for a backtracking engine: no nested quantifiers over overlapping classes, every repetition bounded,
+so a text costs time in proportion to its length (tests/test_redact.py holds 1 MB of hostile input to
+50 ms).
 """
 
 from __future__ import annotations
@@ -12,83 +21,278 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# A secret-looking name: one of its _ . - separated parts is a secret word (so `author` or
-# `max_tokens` are not, `DB_PASSWORD`, `apiKey` and `github.token` are).
-_SECRET_NAME = (
-    r"(?:[A-Za-z0-9]+[_.-])*"
-    r"(?:SECRET|TOKEN|PASSWORD|PASSWD|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIALS?|AUTH[_-]?TOKEN|CLIENT[_-]?SECRET)"
-    r"(?:[_.-][A-Za-z0-9]+)*"
-)
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+# Where a token starts: not after a letter or digit, but after a JSON escape (`\n`) too.
+_B = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
+_TOK = r"[A-Za-z0-9_+/=.-]"
 
-# Order matters: whole blocks and structured tokens first, generic assignments last.
-PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("private-key", re.compile(
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-        re.S)),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}")),
-    ("bearer-token", re.compile(r"(?i)(\bauthorization\s*[:=]\s*[\"']?\s*bearer\s+|\bbearer\s+)([A-Za-z0-9._~+/=-]{12,})")),
-    ("url-password", re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@\"']+:)([^\s@/\"']+)(@)", re.I)),
-    ("aws-secret-key", re.compile(r"(?i)(aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9/+=]{40})")),
-    ("cli-secret", re.compile(r"(?i)(--(?:password|passwd|token|api-key|apikey|secret|client-secret)(?:=|\s+))([^\s\"']{4,})")),
-    ("secret-assignment", re.compile(
-        r"(?i)(?<![A-Za-z0-9_])(" + _SECRET_NAME + r")(?![A-Za-z0-9])([\"']?\s*[:=]\s*)"
-        r"(?!bearer\b|basic\b|\d+\b|true\b|false\b|null\b|none\b)"
-        r"(\"[^\"\n]{4,}\"|'[^'\n]{4,}'|[^\s\"',;}{)\]]{4,})")),
+# What may follow a secret word for it to end a name that is assigned: a closing quote (maybe
+# JSON-escaped), spaces, an operator. Then the value: quoted (the whole of it, spaces too) or bare.
+_OP = r"(?:\\{0,3}[\"'])?[ \t]{0,8}(?:=>|:=|\?=|=(?!=)|:(?![:/]))[ \t]{0,8}"
+_VALUE = (
+    r"(?:(?P<q>\\{0,3}\")(?!\[redacted:)(?P<v>(?:[^\"\\\r\n]|\\[\\/bfnrtu]){3,256}+)(?:\\{0,3}\")?"
+    r"|(?P<q1>\\{0,3}')(?!\[redacted:)(?P<v1>[^'\\\r\n]{3,256}+)(?:\\{0,3}')?"
+    r"|(?!(?:true|false|null|none|nil|undefined|True|False|None|NULL)(?![^\s\"'`,;(){}\[\]<>\\]))"
+    r"(?!\$[A-Za-z_{(])(?![A-Za-z_][A-Za-z0-9_]{0,64}(?:\.[A-Za-z_][A-Za-z0-9_]{0,64}){1,8}(?![^\s\"'`,;(){}\[\]<>\\]))"
+    r"(?P<v2>[^\s\"'`,;(){}\[\]<>\\]{4,256}+)(?![(\[]))"
+)
+# `key`, `auth`, `pwd` and `pass` never name a secret alone (`key = 3`, `PWD=/home/me`): they need a part before.
+_SECRET_WORDS = "(?i:password|passwd|passphrase|token|secret|credentials?)|(?<=[A-Za-z0-9_.\\-])(?i:pass|pwd|key|auth)"
+
+# (kind, expression, keywords, flags). Order matters: tokens first, then gitleaks' rules, then the
+# forms that name a secret by its context (`_LATE`).
+_EARLY: list[tuple[str, str, tuple[str, ...]]] = [
+    # also as JSON escapes (`\u200b`), so a token split by one is whole again for the rules below
+    ("zero-width", r"(?<=[A-Za-z0-9_+/=.-])(?:[\u200b\u200c\u200d\u2060\ufeff]|\\u(?i:200[bcd]|2060|feff)){1,16}"
+                   r"(?=[A-Za-z0-9_+/=.-])", tuple(ZERO_WIDTH) + ("\\u200b", "\\u200c", "\\u200d", "\\u2060", "\\ufeff")),
+    ("private-key", r"-----BEGIN[ A-Z0-9]{0,64}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----END)[A-Za-z0-9+/=\s:,.\\-]){0,65536}"
+                    r"(?:-----END[ A-Z0-9]{0,64}PRIVATE KEY(?: BLOCK)?-----)?", ("private key",)),
+    ("jwt", _B + r"eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}", ("eyj",)),
+    ("aws-access-key", _B + r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",
+     ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "apka", "a3t")),
+    ("github-token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{40,255})",
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    ("gitlab-token", _B + r"glpat-[A-Za-z0-9_-]{20,255}", ("glpat-",)),
+    ("slack-token", _B + r"(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,255}",
+     ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-")),
+    ("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]{8,256}",
+     ("hooks.slack.com",)),
+    ("anthropic-key", _B + r"sk-ant-[A-Za-z0-9_-]{20,255}", ("sk-ant-",)),
+    ("openai-key", _B + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,255}", ("sk-",)),
+    ("google-api-key", _B + r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", ("aiza",)),
+    ("google-oauth-secret", _B + r"GOCSPX-[A-Za-z0-9_-]{20,64}", ("gocspx-",)),
+    ("stripe-key", _B + r"(?:[rs]k_(?:live|test)_|whsec_)[A-Za-z0-9]{16,255}",
+     ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_")),
+    ("npm-token", _B + r"npm_[A-Za-z0-9]{30,255}", ("npm_",)),
+    ("huggingface-token", _B + r"hf_[A-Za-z0-9]{30,255}", ("hf_",)),
+    ("sendgrid-key", _B + r"SG\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{16,64}", ("sg.",)),
+    ("digitalocean-token", _B + r"do[por]_v1_[A-Za-z0-9]{32,128}", ("_v1_",)),
+    ("azure-storage-key", r"(?i:(?:Account|SharedAccess)Key)=(?P<v>[A-Za-z0-9+/]{20,128}={0,2})",
+     ("accountkey=", "sharedaccesskey=")),
+]
+_LATE: list[tuple[str, str, tuple[str, ...]]] = [
+    ("bearer-token", _B + r"(?i:bearer)[ \t]{1,8}(?=[A-Za-z]{0,4096}+[0-9._~+/=-])(?P<v>[A-Za-z0-9._~+/=-]{12,4096}+)",
+     ("bearer",)),
+    ("basic-auth", r"(?i:authorization)[ \t]{0,8}(?:\\{0,3}[\"'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\{0,3}[\"'])?[ \t]{0,8}"
+                   r"(?i:basic)[ \t]{1,8}(?P<v>[A-Za-z0-9+/]{4,4096}+={0,2})", ("basic",)),
+    ("auth-header", r"(?i:authorization)[ \t]{0,8}(?:\\{0,3}[\"'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\{0,3}[\"'])?[ \t]{0,8}"
+                    r"(?:(?i:token|apikey|api-key|key)[ \t]{1,8})?(?=[A-Za-z]{0,4096}+[0-9._~+/=-])"
+                    r"(?P<v>[A-Za-z0-9._~+/=-]{12,4096}+)", ("authorization",)),
+    ("cookie", _B + r"(?i:(?:set-)?cookie)[ \t]{0,8}:[ \t]{0,8}(?P<v>[A-Za-z0-9_.!#$%&*+^`|~-]{1,128}=[^\r\n\"'\\]{1,4096}+)",
+     ("cookie",)),
+    ("aws-secret-key", r"(?i:aws_?secret_?access_?key)(?:\\{0,3}[\"'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\{0,3}[\"'])?"
+                       r"(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", ("secret",)),
+    ("url-password",
+     _B + r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@\"'<>\\]{0,256}+:(?![0-9]{1,5}/)"
+          r"(?P<v>(?:(?:[^\s@\"'<>\\:]|:(?!//)){0,256}+@){0,8}(?:[^\s@\"'<>\\:]|:(?!//)){1,256}+)@(?=[A-Za-z0-9\[_%])",
+     ("://",)),
+    ("cli-secret", r"(?i:--(?:password|passwd|pass|token|api-key|apikey|api-token|secret|client-secret|auth-token|access-token))"
+                   r"(?:=|[ \t]{1,8})(?!-)(?:\"(?P<v>[^\"\\\r\n]{1,256}+)\"|'(?P<v1>[^'\\\r\n]{1,256}+)'|(?P<v2>[^\s\"'\\]{3,256}+))",
+     ("--pass", "--token", "--api-key", "--apikey", "--api-token", "--secret", "--client-secret", "--auth-token",
+      "--access-token")),
+    ("cli-secret", _B + r"(?:sshpass|mysql[a-z]{0,8}|mariadb[a-z-]{0,8})(?![A-Za-z0-9_-])"
+                   r"(?:[ \t]{1,8}[^\s|;&]{1,128}){0,12}?[ \t]{1,8}-p[ \t]{0,8}"
+                   r"(?:\"(?P<v>[^\"\\\r\n]{1,256}+)\"|'(?P<v1>[^'\\\r\n]{1,256}+)'|(?P<v2>[^\s\"'\\|;&]{3,256}+))",
+     ("sshpass", "mysql", "mariadb")),
+    ("netrc-password", r"(?:machine|login|default)(?<![A-Za-z0-9_]machine)(?<![A-Za-z0-9_]login)(?<![A-Za-z0-9_]default)(?:[ \t]{1,8}[^\s\\]{1,256}+)?"
+                       r"(?:(?:[ \t]|\r?\n|\\[rn]){1,16}+(?:login|account|port|machine|macdef)[ \t]{1,8}[^\s\\]{1,256}+){0,3}"
+                       r"(?:[ \t]|\r?\n|\\[rn]){1,16}+password[ \t]{1,8}(?P<v>[^\s\\\"']{1,256}+)", ("password",)),
+    ("secret-assignment", r"(?P<w>" + _SECRET_WORDS + r")" + _OP + _VALUE,
+     ("pass", "pwd", "token", "secret", "credential", "key", "auth")),
 ]
 
-_WHOLE = {"private-key", "jwt", "aws-access-key", "github-token", "gitlab-token", "slack-token",
-          "slack-webhook", "anthropic-key", "openai-key", "google-api-key", "stripe-key"}
+# A name ends in a secret word when the word is its last part: after `_ . -`, a camelCase step, or the
+# start of the name. Glued to what comes before only for these (`PGPASSWORD`, `clientsecret`).
+_GLUED_OK = {"password", "passwd", "passphrase", "token", "secret", "credential", "credentials"}
+_NEVER_BARE = {"key", "auth", "pwd", "pass"}
+_GLUED_KEY = ("api", "secret", "access", "private", "master", "auth", "signing", "encryption", "account", "license")
+# Names ending in KEY that are not secrets.
+_NOT_SECRET_KEYS = ("partition", "sort", "primary", "foreign", "cache", "routing", "object", "public", "hash",
+                    "range", "lookup", "group", "index", "shortcut", "hot", "map", "dict", "idempotency", "dedup",
+                    "sequence", "schema", "natural", "bucket", "idx", "row", "column", "composite", "unique",
+                    "translation", "i18n", "sorting", "cluster", "shard", "search", "s3", "file")
+
+
+class Rule:
+    __slots__ = ("kind", "source", "keywords", "group", "entropy", "allow", "_compiled")
+
+    def __init__(self, kind: str, source: str, keywords: tuple[str, ...], group: int = 0, entropy: float = 0.0,
+                 allow: tuple = ()) -> None:
+        self.kind, self.source, self.keywords = kind, source, keywords
+        self.group, self.entropy, self.allow = group, entropy, allow
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+
+_RULES: list[Rule] | None = None
+_BY_KIND: dict[str, Rule] = {}
+_GLOBAL_ALLOW: tuple[list[re.Pattern[str]], list[str]] = ([], [])
+_KEYWORDS: list[tuple[str, list[int]]] = []  # keyword -> indexes of the rules it gates
+_KEYWORD_CHARS: list[frozenset[str]] = []
+
+
+def _load() -> list[Rule]:
+    global _RULES, _GLOBAL_ALLOW, _KEYWORDS, _KEYWORD_CHARS
+    if _RULES is not None:
+        return _RULES
+    import json
+    from importlib import resources
+
+    data = json.loads(resources.files(__package__).joinpath("data/secrets/gitleaks_rules.json").read_text("utf-8"))
+    rules = [Rule(k, s, kw) for k, s, kw in _EARLY]
+    ours = {k for k, _, _ in _EARLY + _LATE}
+    for r in data["rules"]:
+        if r["id"] in ours:
+            continue  # ours covers it (and its label must mean one rule)
+        allow = tuple((a["target"], tuple(a["regexes"]), tuple(a["stopwords"])) for a in r["allow"])
+        rules.append(Rule(r["id"], r["regex"], tuple(r["keywords"]), r["group"], r["entropy"], allow))
+    rules += [Rule(k, s, kw) for k, s, kw in _LATE]
+    glob = data["global_allow"]
+    _GLOBAL_ALLOW = ([re.compile(r) for r in glob["regexes"]], glob["stopwords"])
+    index: dict[str, list[int]] = {}
+    for i, rule in enumerate(rules):
+        _BY_KIND.setdefault(rule.kind, rule)
+        for kw in rule.keywords:
+            index.setdefault(kw, []).append(i)
+    _KEYWORDS = sorted(index.items())
+    _KEYWORD_CHARS = [frozenset(kw) for kw, _ in _KEYWORDS]
+    _RULES = rules
+    return rules
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PATTERNS":  # every rule as (kind, compiled expression), in the order `redact` tries them
+        return [(rule.kind, rule.pattern) for rule in _load()]
+    raise AttributeError(name)
+
+
+def _entropy(s: str) -> float:
+    import math
+
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in (s.count(ch) for ch in set(s))) if n else 0.0
+
+
+def _allowed(rule: Rule, match: re.Match[str], secret: str) -> bool:
+    """gitleaks' own exceptions for a vendored rule: too little entropy, a known example, a placeholder."""
+    if rule.entropy and _entropy(secret) < rule.entropy:
+        return True
+    low = secret.lower()
+    regexes, stopwords = _GLOBAL_ALLOW
+    if any(r.search(secret) for r in regexes) or any(w in low for w in stopwords):
+        return True
+    for target, rxs, words in rule.allow:
+        subject = match.group(0) if target == "match" else secret
+        if target == "line":
+            text = match.string
+            subject = text[text.rfind("\n", 0, match.start()) + 1:(text.find("\n", match.end()) + 1 or len(text) + 1) - 1]
+        if any(re.search(r, subject) for r in rxs) or any(w in subject.lower() for w in words):
+            return True
+    return False
+
+
+def _assignment_ok(match: re.Match[str]) -> bool:
+    """Whether the secret word this match starts with really ends a secret's name (see `_GLUED_OK`)."""
+    text, start = match.string, match.start()
+    word = match.group("w")
+    low = word.lower()
+    if not (word.islower() or word.isupper() or word[0].isupper() and word[1:].islower()):
+        return False
+    before = text[max(0, start - 2):start]
+    prev = before[-1:] or " "
+    name = re.search(r"[A-Za-z0-9_.-]{0,64}$", text[max(0, start - 64):start]).group(0).lower()  # type: ignore[union-attr]
+    if low == "key" and name.rstrip("_.-").endswith(_NOT_SECRET_KEYS):
+        return False
+    if not (prev.isalnum() and prev.isascii()):
+        if prev in "_.-" and before[:1].isalnum():
+            return True  # after a separator: DB_PASS, api.key
+        return low not in _NEVER_BARE  # the whole name (also after a JSON escape such as \\n)
+    if word[0].isupper() and not word.isupper():
+        return prev.islower() or prev.isdigit()  # camelCase: dbPassword, accessToken, SecretAccessKey
+    if word.isupper() and prev.isupper() or word.islower() and prev.islower():
+        # PGPASSWORD, clientsecret, apikey (not monkey, compass, author)
+        return low in _GLUED_OK or low == "key" and name.endswith(_GLUED_KEY)
+    return False
 
 
 def _sub(kind: str, match: re.Match[str]) -> str:
-    label = f"[redacted:{kind}]"
-    if kind in _WHOLE:
-        return label
-    if kind == "url-password":
-        return match.group(1) + label + match.group(3)
-    if kind in ("bearer-token", "aws-secret-key", "cli-secret"):
-        return match.group(1) + label
-    # secret-assignment: keep the name, drop the value; already-redacted values stay as they are
-    value = match.group(3)
-    if "[redacted:" in value:
+    """The text of one match with its secret replaced by `[redacted:<kind>]` (or left as it is)."""
+    if kind == "zero-width":
+        return ""
+    rule = _BY_KIND.get(kind) or (_load() and _BY_KIND[kind])
+    if kind == "secret-assignment" and not _assignment_ok(match):
         return match.group(0)
-    quote = value[0] if value[0] in "\"'" else ""
-    return match.group(1) + match.group(2) + quote + label + quote
+    group = rule.group
+    if not group:
+        named = match.re.groupindex
+        for name in ("v", "v1", "v2"):
+            if name in named and match.group(name) is not None:
+                group = named[name]
+                break
+        else:
+            if match.re.groups and rule.source not in _OURS:  # gitleaks: the first group that matched
+                group = next((g for g in range(1, match.re.groups + 1) if match.group(g)), 0)
+    secret = match.group(group)
+    if rule.source not in _OURS and _allowed(rule, match, secret):
+        return match.group(0)
+    whole = match.group(0)
+    base = match.start()
+    return whole[:match.start(group) - base] + f"[redacted:{kind}]" + whole[match.end(group) - base:]
 
 
-# One scan that finds whether any pattern could match; most text has no secret at all, and
-# trying every pattern on every prompt, tool input and answer is most of a backfill's regex time.
-# Case-insensitive for all: a superset of what the patterns match, which is all a filter needs.
-_ANY = re.compile("|".join(f"(?:{p.pattern.replace('(?i)', '')})" for _, p in PATTERNS), re.S | re.I)
+_OURS = frozenset(s for _, s, _ in _EARLY + _LATE)
+OWN_KINDS = tuple(dict.fromkeys(kind for kind, _, _ in _EARLY + _LATE if kind != "zero-width"))  # our rules' labels
+
+
+def _gated(rules: list[Rule], low: str) -> list[int]:
+    """Indexes of the rules whose keywords occur in `low` (a lower-cased text), in rule order."""
+    found: set[int] = set()
+    if len(low) > 4096:
+        chars = set(low)
+        for (kw, idx), kc in zip(_KEYWORDS, _KEYWORD_CHARS):
+            if kc <= chars and kw in low:
+                found.update(idx)
+    else:
+        for kw, idx in _KEYWORDS:
+            if kw in low:
+                found.update(idx)
+    return sorted(found)
 
 
 PRIVATE = "[private]"
-_PRIVATE_OPEN = re.compile(r"<private\s*>", re.I)
-_PRIVATE_SPAN = re.compile(r"<private\s*>.*?(?:</private\s*>|\Z)", re.S | re.I)
+_PRIVATE_OPEN = "<private"
+_PRIVATE_SPAN = re.compile(r"<private(?:\s[^<>]{0,1024})?>(?:(?!</private\s{0,16}>)[\s\S]){0,10000000}(?:</private\s{0,16}>)?",
+                           re.I)
 
 
 def hide_private(text: str) -> str:
     """`<private>…</private>` -> `[private]`; an unclosed tag hides the rest of the text."""
-    if not text or not _PRIVATE_OPEN.search(text):
+    if not text or _PRIVATE_OPEN not in text.lower():
         return text
     return _PRIVATE_SPAN.sub(PRIVATE, text)
 
 
 def redact(text: str) -> str:
     text = hide_private(text)
-    if not text or not _ANY.search(text):
+    if not text:
         return text
-    for kind, pattern in PATTERNS:
-        text = pattern.sub(lambda m, k=kind: _sub(k, m), text)
+    rules = _RULES or _load()
+    low = text.lower()
+    for i in _gated(rules, low):
+        rule = rules[i]
+        if not any(kw in low for kw in rule.keywords):
+            continue  # an earlier rule took the keyword away
+        if rule.kind == "zero-width":
+            new = rule.pattern.sub("", text)  # what _sub does, without a call per character
+        else:
+            new = rule.pattern.sub(lambda m, k=rule.kind: _sub(k, m), text)
+        if new != text:
+            text, low = new, new.lower()
     return text
 
 
@@ -105,7 +309,7 @@ def redact_value(value: Any) -> Any:
 
 def redact_json(text: str) -> str:
     """A JSON document with every string in it redacted; unchanged (same object) when clean."""
-    if not text or (not _PRIVATE_OPEN.search(text) and not _ANY.search(text)):
+    if not text or redact(text) == text:
         return text
     import json
 

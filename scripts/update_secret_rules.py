@@ -1,0 +1,257 @@
+"""Regenerate harnesslink_core/data/secrets/ from an upstream copy of gitleaks' config/gitleaks.toml.
+
+    python scripts/update_secret_rules.py path/to/gitleaks.toml [--license path/to/LICENSE]
+        [--version v8.30.1] [--commit <sha>]
+
+Nothing is downloaded: give it a file you fetched yourself (for instance
+`git --git-dir=<clone>/.git show HEAD:config/gitleaks.toml > gitleaks.toml`).
+
+gitleaks' rules are RE2 expressions; Python's `re` is a backtracking engine. Each rule is converted so
+that `re` accepts it and stays linear on hostile input:
+- a `(?i)` that is not at the very start becomes a scoped `(?i:…)` up to the end of its group (and of
+  each alternative in it, as RE2 applies it), `\\z` becomes `\\Z`, POSIX classes become ranges;
+- every unbounded repetition (`+`, `*`, `{n,}`) is bounded (`{1,4096}`, …);
+- the leading `[\\w.-]{0,50}?` that only widens the match to the variable's name is dropped (we
+  replace the secret group, never the name), so a scan does not retry 50 widths at every position;
+- a leading `\\b` also accepts a JSON escape (`\\n`, `\\t`, `\\r`) before the token;
+- the `[ \\t\\w.-]{0,20}`, `[\\s'"]{0,3}` and `[\\x60'"\\s=]{0,5}` runs between a name and its value are
+  made possessive (nothing after them can need what they take, and otherwise a failing value retries
+  every combination of the three);
+- a capturing group under a quantifier becomes non-capturing (so the secret is the whole match);
+- rules scoped to file paths (we see text, not files), and the ones listed in SKIP, are dropped.
+The result is harnesslink_core/data/secrets/gitleaks_rules.json, plus SOURCE.md (version, commit,
+licence, what was dropped and why) and LICENSE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent.parent / "harnesslink_core" / "data" / "secrets"
+BOUND = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
+MAX_REPEAT = 4096
+# Dropped on purpose, with the reason written to SOURCE.md.
+SKIP = {
+    "generic-api-key": "replaced by our own `secret-assignment` rule (names ending in a secret word, any "
+                       "case, any value); its keyword list (`key`, `token`, `api`, …) would run it on most text",
+    "curl-auth-header": "`(?:.*?|.*?(?:[\\r\\n]{1,2}.*?){1,5})` is super-linear in a backtracking engine; "
+                        "our `bearer-token`, `basic-auth` and `auth-header` rules cover the header itself",
+    "curl-auth-user": "same `.*` across lines as curl-auth-header; our `url-password` and `cli-secret` cover the usual forms",
+}
+POSIX = {"alnum": "A-Za-z0-9", "alpha": "A-Za-z", "digit": "0-9", "lower": "a-z", "upper": "A-Z",
+         "xdigit": "0-9A-Fa-f", "space": r"\s", "word": r"\w", "punct": r"!-/:-@\[-`{-~"}
+
+
+def convert(rx: str) -> str:
+    """One RE2 expression as a Python `re` one (see the module docstring)."""
+    rx = re.sub(r"^\(\?i\)\[\\w\.-\]\{0,50\}\?", "(?i)", rx)
+    out: list[str] = []
+    scoped = [0]           # per open group: how many `(?i:` we opened in it
+    quantifiable_group: list[int] = []  # output index of each open group's "(" (to make it non-capturing)
+    i, n = 0, len(rx)
+    while i < n:
+        c = rx[i]
+        if c == "\\":
+            esc = rx[i:i + 2]
+            if esc == r"\z":
+                esc = r"\Z"
+            elif esc == r"\b" and not "".join(out).replace("(?i)", ""):
+                esc = BOUND
+            out.append(esc)
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            cls = "["
+            if j < n and rx[j] == "^":
+                cls += "^"
+                j += 1
+            if j < n and rx[j] == "]":
+                cls += r"\]"
+                j += 1
+            while j < n and rx[j] != "]":
+                if rx[j] == "\\":
+                    cls += rx[j:j + 2]
+                    j += 2
+                    continue
+                m = re.match(r"\[:(\w+):\]", rx[j:])
+                if m:
+                    cls += POSIX[m.group(1)]
+                    j += m.end()
+                    continue
+                if rx[j] == "[":
+                    cls += r"\["
+                    j += 1
+                    continue
+                cls += rx[j]
+                j += 1
+            out.append(cls + "]")
+            i = j + 1
+            continue
+        if rx.startswith("(?i)", i) and i > 0:
+            out.append("(?i:")
+            scoped[-1] += 1
+            i += 4
+            continue
+        if c == "(":
+            quantifiable_group.append(len(out))
+            scoped.append(0)
+            out.append("(")
+            i += 1
+            continue
+        if c == ")":
+            out.append(")" * scoped.pop())
+            start = quantifiable_group.pop()
+            out.append(")")
+            i += 1
+            if i < n and rx[i] in "*+?{" and out[start] == "(" and out[start + 1:start + 2] != ["?"]:
+                out[start] = "(?:"
+            continue
+        if c == "|":
+            k = scoped[-1]
+            out.append(")" * k + "|" + "(?i:" * k)
+            i += 1
+            continue
+        if c in "+*":
+            out.append("{1,%d}" % MAX_REPEAT if c == "+" else "{0,%d}" % MAX_REPEAT)
+            i += 1
+            continue
+        if c == "{":
+            m = re.match(r"\{(\d+),\}", rx[i:])
+            if m:
+                low = int(m.group(1))
+                out.append("{%d,%d}" % (low, low + MAX_REPEAT))
+                i += m.end()
+                continue
+        out.append(c)
+        i += 1
+    out.append(")" * scoped[0])
+    rx = "".join(out)
+    # gitleaks' generated "name, then an operator" context: three runs over overlapping classes that a
+    # backtracking engine retries in every combination when the value then fails. None of them can give
+    # back a character that what follows needs, so they are made possessive.
+    for run in (r"[ \t\w.-]{0,20}", r"[\s'\"]{0,3}", r"[\x60'\"\s=]{0,5}"):
+        rx = rx.replace(run, run + "+")
+    return rx
+
+
+def _groups_before(rx: str, upto: int) -> int:
+    return len(re.findall(r"(?<!\\)\((?!\?)", rx[:upto]))
+
+
+def hostile(keywords: list[str], size: int) -> list[str]:
+    """Inputs that make a backtracking engine work hardest on a rule: its keywords, repeated, among token characters."""
+    out = []
+    for kw in keywords[:3]:
+        for filler in ("", "a", "0", "A1b2", "=", " ", "a-", "_", "/", "\\n", " = a", ": \""):
+            out.append((kw + filler) * (size // (len(kw) + len(filler))))
+    return out
+
+
+def worst_time(compiled: re.Pattern[str], keywords: list[str]) -> float:
+    """Seconds per 100 kB on the worst hostile input; grows the input so a super-linear rule is caught early."""
+    worst = 0.0
+    for size in (2_000, 20_000, 100_000):
+        for text in hostile(keywords, size):
+            t = time.perf_counter()
+            compiled.sub("", text)
+            worst = max(worst, (time.perf_counter() - t) * 100_000 / size)
+        if worst > 0.01:
+            break
+    return worst
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("toml", type=Path, help="upstream config/gitleaks.toml")
+    ap.add_argument("--license", type=Path, help="upstream LICENSE (copied as LICENSE)")
+    ap.add_argument("--version", default="", help="upstream version, e.g. v8.30.1")
+    ap.add_argument("--commit", default="", help="upstream commit the file comes from")
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--no-timing", action="store_true", help="skip the hostile-input timing of each rule")
+    args = ap.parse_args(argv)
+    cfg = tomllib.loads(args.toml.read_text("utf-8"))
+    kept, dropped = [], []
+    for rule in cfg["rules"]:
+        rid = rule["id"]
+        if rid in SKIP:
+            dropped.append((rid, SKIP[rid]))
+            continue
+        if "regex" not in rule:
+            dropped.append((rid, "matches file paths only (we see text, not files)"))
+            continue
+        if "path" in rule:
+            dropped.append((rid, f"only applies to files matching `{rule['path']}` (we see text, not files)"))
+            continue
+        try:
+            rx = convert(rule["regex"])
+            compiled = re.compile(rx)
+        except (re.error, KeyError) as exc:
+            dropped.append((rid, f"does not convert to Python `re`: {exc}"))
+            continue
+        group = rule.get("secretGroup", 0)
+        if group:  # renumber: groups made non-capturing shift the count
+            pos = [m.start() for m in re.finditer(r"(?<!\\)\((?!\?)", rule["regex"])][group - 1]
+            prefix = convert(rule["regex"][:pos] + "(")  # the conversion of the part before the group
+            group = _groups_before(prefix, len(prefix))
+        allow = []
+        for al in rule.get("allowlists", []):
+            if al.get("paths") or al.get("commits"):
+                continue  # path/commit conditions: ours never hold
+            entry = {"target": al.get("regexTarget", "secret"),
+                     "regexes": [convert(r) for r in al.get("regexes", [])],
+                     "stopwords": [s.lower() for s in al.get("stopwords", [])]}
+            for r in entry["regexes"]:
+                re.compile(r)
+            allow.append(entry)
+        keywords = sorted({k.lower() for k in rule.get("keywords", [])})
+        if not keywords:
+            dropped.append((rid, "no keywords (it would have to run on every text)"))
+            continue
+        if not args.no_timing:
+            worst = worst_time(compiled, keywords)
+            if worst > 0.005:  # 5 ms per 100 kB: too slow for a 1 MB text within our budget
+                dropped.append((rid, f"slow on hostile input ({worst * 1000:.0f} ms per 100 kB of its keywords)"))
+                continue
+        kept.append({"id": rid, "regex": rx, "keywords": keywords, "group": group,
+                     "entropy": rule.get("entropy", 0), "allow": allow})
+    glob = cfg.get("allowlist", {})
+    data = {
+        "source": "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+        "version": args.version, "commit": args.commit, "license": "MIT (see LICENSE)",
+        "upstream_rules": len(cfg["rules"]),
+        "global_allow": {"regexes": [convert(r) for r in glob.get("regexes", [])],
+                         "stopwords": [s.lower() for s in glob.get("stopwords", [])]},
+        "rules": kept,
+        "dropped": [{"id": rid, "reason": why} for rid, why in dropped],
+    }
+    for r in data["global_allow"]["regexes"]:
+        re.compile(r)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "gitleaks_rules.json").write_text(json.dumps(data, indent=1) + "\n", "utf-8")
+    if args.license:
+        (args.out / "LICENSE").write_text(args.license.read_text("utf-8"), "utf-8")
+    lines = [
+        "# Vendored secret rules", "",
+        "`gitleaks_rules.json` is converted from gitleaks' `config/gitleaks.toml` "
+        "(https://github.com/gitleaks/gitleaks, MIT licence, copyright Zachary Rice; see `LICENSE`) by "
+        "`scripts/update_secret_rules.py`, which documents the conversion. Regenerate it with that script "
+        "from an upstream copy; do not edit the JSON by hand.", "",
+        f"- upstream version: {args.version or '(not given)'}",
+        f"- upstream commit: {args.commit or '(not given)'}",
+        f"- upstream rules: {len(cfg['rules'])}; converted and kept: {len(kept)}; dropped: {len(dropped)}", "",
+        "## Dropped rules", "",
+    ] + [f"- `{rid}`: {why}" for rid, why in dropped] + [""]
+    (args.out / "SOURCE.md").write_text("\n".join(lines), "utf-8")
+    print(f"{len(kept)} rules kept, {len(dropped)} dropped -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
