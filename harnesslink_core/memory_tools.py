@@ -322,7 +322,7 @@ def _parts_inside(session: Session, given: str, root: str) -> list[str]:
             raise ToolError(f"{given!r} is outside the memory folder; give an id memory_search showed")
     parts = [part for part in given.split("/") if part not in ("", ".")]
     if not parts or ".." in parts:
-        raise ToolError(f"{given!r} is not an entry id; give an id memory_search showed")
+        raise ToolError(f"{given!r} is outside the memory folder; give an id memory_search showed")
     return parts
 
 

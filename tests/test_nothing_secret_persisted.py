@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 
 from harnesslink_core import hooks, log, main
+from harnesslink_core.commands import resume
+from harnesslink_core.control import forget
+from harnesslink_core.sessions import claude_code as claude_sessions
 from harnesslink_core.banking import autobank
-from harnesslink_core.redact import PATTERNS
+from harnesslink_core.redact import OWN_KINDS
 from harnesslink_core.store.ledger import open_ledger
 from tests.test_all_harnesses import GENERATED, HOMES
 
@@ -44,14 +47,55 @@ SECRETS = {
     "secret-assignment": ("DB_PASSWORD=PlantedDbPass55", "PlantedDbPass55"),
     "private-span": ("<private>PlantedPrivateSpan</private>", "PlantedPrivateSpan"),
     "unclosed-private-span": ("<private>PlantedUnclosedSpan", "PlantedUnclosedSpan"),
+    # kinds a hostile try found unredacted (no pattern, or a partial one)
+    "aws-sts-secret": ('"SecretAccessKey": "wJalrXUtnFEMIK7MDENGbPxRfiCYPlantedSts01"', "wJalrXUtnFEMIK7MDENGbPxRfiCYPlantedSts01"),
+    "aws-sts-session": ('"SessionToken": "FwoGZXIvYXdzEPlantedSessionToken0123456789abcdef"',
+                        "FwoGZXIvYXdzEPlantedSessionToken0123456789abcdef"),
+    "slack-app-token": ("xapp-1-A0PLANTED1-1234567890-plantedappsecret0123", "plantedappsecret0123"),
+    "stripe-webhook": ("whsec_PlantedWebhookSecret0123456789", "PlantedWebhookSecret0123456789"),
+    "url-password-at": ("postgres://admin:Pl@ntedP/ass9@db.example.com/app", "Pl@ntedP/ass9"),
+    "url-password-no-user": ("redis://:PlantedRedisPw77@cache.example.com:6379/0", "PlantedRedisPw77"),
+    "db-pass": ("DB_PASS=PlantedDbPass01", "PlantedDbPass01"),
+    "pgpassword": ("PGPASSWORD=PlantedPgPass02", "PlantedPgPass02"),
+    "mysql-pwd": ("MYSQL_PWD=PlantedMyPwd03", "PlantedMyPwd03"),
+    "encryption-key": ("ENCRYPTION_KEY=PlantedEncKey04", "PlantedEncKey04"),
+    "twilio-auth": ("TWILIO_AUTH=PlantedTwilio05", "PlantedTwilio05"),
+    "camel-access-token": ('accessToken: "PlantedAccessTok06"', "PlantedAccessTok06"),
+    "camel-refresh-token": ("refreshToken=PlantedRefresh07", "PlantedRefresh07"),
+    "camel-db-password": ("dbPassword: PlantedDbPw08", "PlantedDbPw08"),
+    "camel-secret-key": ('secretKey = "PlantedSecretKey09"', "PlantedSecretKey09"),
+    "netrc-password": ("machine api.example.com login me password PlantedNetrc10", "PlantedNetrc10"),
+    "basic-auth": ("Authorization: Basic UGxhbnRlZEJhc2ljQXV0aDEx", "UGxhbnRlZEJhc2ljQXV0aDEx"),
+    "auth-header": ("Authorization: token PlantedAuthHeader0123456789", "PlantedAuthHeader0123456789"),
+    "npm-token": ("npm_PlantedNpmToken0123456789abcdefghijkl", "PlantedNpmToken0123456789"),
+    "huggingface-token": ("hf_PlantedHuggingFace0123456789abcdefgh", "PlantedHuggingFace0123456789"),
+    "sendgrid-key": ("SG.PlantedSendgrid0123.PlantedSendgridSecret0123456789ab", "PlantedSendgridSecret0123456789"),
+    "google-oauth-secret": ("GOCSPX-PlantedGoogleOauth0123456789", "PlantedGoogleOauth0123456789"),
+    "azure-storage-key": ("AccountKey=PlantedAzureKey0123456789abcdefghij==", "PlantedAzureKey0123456789"),
+    "digitalocean-token": ("dop_v1_" + "a1b2c3d4e5f60718" * 4, "a1b2c3d4e5f60718" * 4),
+    "digit-password": ('password = "80417392"', "80417392"),
+    "multi-word-password": ('password = "correct horse planted staple"', "horse planted staple"),
+    "sshpass": ("sshpass -p PlantedSshpass13 ssh deploy@host", "PlantedSshpass13"),
+    "mysql-p": ("mysql -u root -pPlantedMysql14 shop", "PlantedMysql14"),
+    "zero-width-split": ("ghp_Planted\u200bZeroWidth0123456789abcdefghijklmn", "ZeroWidth0123456789abcdefghijklmn"),
+    "private-attr": ('<private reason="customer">PlantedPrivateAttr</private>', "PlantedPrivateAttr"),
+    "export-token": ('export DEPLOY_TOKEN="PlantedDeployTok15"', "PlantedDeployTok15"),
+    "password-assign": ('password = "PlantedPw16"', "PlantedPw16"),
+    "api-key-yaml": ('api_key: "PlantedApiKey17"', "PlantedApiKey17"),
+    # last: a cookie header's value runs to the end of its line, and takes what follows it on that line
+    "cookie": ("Cookie: session=PlantedCookieSess12", "PlantedCookieSess12"),
 }
 PLANT = " ".join(text for text, _ in SECRETS.values() if "Unclosed" not in text)
 ONE_LINE = " ".join(text for kind, (text, _) in SECRETS.items() if "\n" not in text and "private" not in kind)
+# each secret at the start of a line of a file the agent writes: serialised, a newline is `\n` before it
+LINES = "\n".join(text for kind, (text, _) in SECRETS.items() if "Unclosed" not in text)
 NEVER = [needle for _, needle in SECRETS.values()]
+# a secret cut in two (a title cut at 80 characters) leaves a part: its first and last 12 characters never stay
+PARTS = sorted({part for needle in NEVER if len(needle) >= 20 for part in (needle[:12], needle[-12:])})
 
 
-def test_every_pattern_kind_is_planted():
-    assert {kind for kind, _ in PATTERNS} <= set(SECRETS)
+def test_every_kind_of_our_own_rules_is_planted():
+    assert set(OWN_KINDS) <= set(SECRETS)
 
 
 def _esc(text: str) -> str:
@@ -69,6 +113,12 @@ def _plant(home: Path) -> None:
         text = text.replace("echo harnesslink-e2e > setup.txt && ls", "echo harnesslink-e2e > setup.txt && ls # "
                             + ONE_LINE.replace('"', ""))
         text = text.replace("Done. The tool said:", "Done. " + _esc(PLANT) + " The tool said:")
+        # a file the agent writes (Claude Code, pi, omp: a JSON string; Codex: inside its JSON arguments string)
+        nested = ".codex" in path.parts
+        text = text.replace("the fake model answers on 127.0.0.1", _esc(_esc(LINES)) if nested else _esc(LINES))
+        # a prompt whose title (cut at 80 characters) cuts a token after 29 of its 36 characters
+        text = text.replace("Create the setup file for this project", "Create the setup file " + "x" * 23 + " "
+                            + SECRETS["github-token"][0] + " for this project")
         text = text.replace("Here is a longer explanation", "Here is a longer explanation "
                             + _esc(SECRETS["unclosed-private-span"][0]) + " ")
         lines = text.splitlines(keepends=True)
@@ -122,7 +172,8 @@ def _every_byte(root: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def test_no_secret_reaches_any_file_we_write(locs, isolated_home, monkeypatch, capsys):
+def _leaks(locs, isolated_home, monkeypatch, capsys, *, check: bool = True) -> list[tuple[str, str]]:
+    """Plant, bank, run every hook, hand a session over, forget an entry; what of a secret is on disk."""
     _plant(isolated_home)
     autobank.widen_window(locs, 4000)
     later = time.time() + 3600
@@ -146,7 +197,21 @@ def test_no_secret_reaches_any_file_we_write(locs, isolated_home, monkeypatch, c
     code = main.main(["forget", "--session", PLANT.split()[4], "--yes"])  # fails: nothing matches
     err = capsys.readouterr().err
     assert code == 1 and not any(n in err for n in NEVER)
+    claude = next(isolated_home.joinpath(".claude", "projects").rglob("*.jsonl"))
+    resume.prepare(locs, claude_sessions.describe(claude), "codex")  # a handoff file
+    forgotten = forget.select(locs, ids=[sorted(locs.memories.glob("*/bank/*.md"))[0].name],
+                              projects=[p.name for p in locs.memories.iterdir()])
+    forget.forget(locs, forgotten)  # forgotten.jsonl
 
+    files = _every_byte(locs.agent_dir)
+    if check:
+        _check_the_world(locs, files)
+    return [(str(p.relative_to(locs.agent_dir)), needle) for p, data in files.items() for needle in NEVER + PARTS
+            if needle.encode() in data]
+
+
+def _check_the_world(locs, files: dict[Path, bytes]) -> None:
+    """What the corpus must have produced for the leak search to mean anything."""
     banked = list(locs.memories.glob("*/bank/*.md"))
     states = list(locs.memories.glob("*/state/*.md"))
     assert len({p.read_text().split("harness: ")[1].split()[0] for p in banked}) == 4, "every harness banked"
@@ -159,12 +224,33 @@ def test_no_secret_reaches_any_file_we_write(locs, isolated_home, monkeypatch, c
         assert sum(r.open_turns for r in ledger.files("claude-code").values()) >= 1, "a turn is still pending"
     finally:
         ledger.close()
-    files = _every_byte(locs.agent_dir)
     assert any(p.name == "harness-autobank.db" for p in files) and any(p.name == "memory-index.db" for p in files)
     assert any(p.suffix == ".log" for p in files)
-    leaks = [(str(p.relative_to(locs.agent_dir)), needle) for p, data in files.items() for needle in NEVER
-             if needle.encode() in data]
-    assert leaks == []
+    assert any(p.parent.name == "handoffs" for p in files) and any(p.name == "forgotten.jsonl" for p in files)
+
+
+def test_no_secret_reaches_any_file_we_write(locs, isolated_home, monkeypatch, capsys):
+    leaks = _leaks(locs, isolated_home, monkeypatch, capsys)
+    assert leaks == [], "\n".join(map(str, leaks))
+
+
+# Every place that redacts on the way to disk; without any one of them, something leaks.
+REDACTION_STEPS = [
+    ("harnesslink_core.store.bank", "redact"),  # prompt, answer, title, cwd
+    ("harnesslink_core.store.bank", "redact_value"),  # each value of a tool's input, before it is serialised
+    ("harnesslink_core.store.state", "redact"),  # todos, plan, checkpoints, cwd in state files
+    ("harnesslink_core.store.ledger", "redact_json"),  # the facts a read position carries
+    ("harnesslink_core.banking.autobank", "redact"),  # a checkpoint's title, before it is cut
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module,name", REDACTION_STEPS, ids=lambda v: v.rsplit(".", 1)[-1])
+def test_each_redaction_step_is_needed(module, name, locs, isolated_home, monkeypatch, capsys):
+    monkeypatch.setattr(f"{module}.{name}", lambda value: value)
+    assert _leaks(locs, isolated_home, monkeypatch, capsys, check=False), f"nothing leaked without {module}.{name}"
+
+
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -177,3 +263,41 @@ def test_private_spans(text, expected):
     from harnesslink_core.redact import redact
 
     assert redact(text) == expected
+
+
+def test_a_token_in_the_folder_name_is_never_persisted_and_the_project_still_finds_its_memory(locs, isolated_home):
+    from harnesslink_core.recall import index
+    from harnesslink_core.store.scope import scope_for
+    from tests.claude_builder import ClaudeSession
+
+    token = "ghp_FolderToken0123456789abcdefghijklmnop"
+    cwd = f"/home/dev/{token}/shop"
+    s = ClaudeSession(isolated_home, cwd=cwd)
+    s.turn("Why does the checkout page time out under load?", "The payment client had no timeout; it now "
+           "gives up after five seconds and retries once. " * 3, tools=[("Bash", {"command": "pytest -x tests/checkout"})])
+    s.flush()
+    assert autobank.run_pass(locs).banked == 1
+    projects = scope_for(locs, cwd)
+    conn = index.connect(locs)
+    try:
+        index.sync(conn, locs, projects)
+        assert index.search(conn, ["checkout", "timeout"], projects, limit=3), "the folder's own memory is found"
+    finally:
+        conn.close()
+    files = _every_byte(locs.agent_dir)
+    leaks = [str(p) for p, data in files.items() if p.name != "harness-autobank.db" and b"FolderToken0123" in data
+             or b"FolderToken0123" in str(p).encode()]
+    assert leaks == []
+    # the ledger names the harness's own transcript by its path (which holds the folder's name, as the
+    # harness wrote it on this disk); nothing else of it
+    import sqlite3
+
+    db = sqlite3.connect(locs.ledger_file)
+    try:
+        found = [(table, column) for table, in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                 for column in [c[1] for c in db.execute(f"PRAGMA table_info({table})")]
+                 if db.execute(f"SELECT count(*) FROM {table} WHERE CAST({column} AS TEXT) LIKE '%FolderToken0123%'"
+                               ).fetchone()[0]]
+    finally:
+        db.close()
+    assert found == [("files", "path")]

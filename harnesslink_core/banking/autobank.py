@@ -27,6 +27,7 @@ from ..harnesses import registry
 from ..harnesses.base import Harness, file_digest, is_our_action
 from ..model import Reading, StateUpdate, Turn
 from ..paths import Locations
+from ..redact import redact
 from ..store import bank, projectfiles, state
 from ..store.ledger import FileRecord, Ledger, open_ledger, owner_id, tombstones
 from . import background
@@ -503,7 +504,7 @@ class _Pass:
         return True
 
     def _checkpoint(self, turn: Turn, cwd: str) -> None:
-        update = StateUpdate(at=turn.ended, kind="turn", note=bank.make_title(turn.title or turn.prompt))
+        update = StateUpdate(at=turn.ended, kind="turn", note=bank.make_title(redact(turn.title or turn.prompt)))
         self._note_states(turn.harness, turn.session_id, cwd, [update])
 
     def _note_states(self, harness: str, session_id: str, cwd: str, updates: list[StateUpdate]) -> None:

@@ -254,7 +254,10 @@ def number(value: Any) -> int:
 
 
 def one_line(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
+    """A session's title: redacted first, then cut (a token cut in two would no longer be recognised)."""
+    from ..redact import redact
+
+    text = " ".join(redact(text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

@@ -38,7 +38,7 @@ def save(agent_dir: os.PathLike[str] | str, cwd: str, harness: str, text: str, s
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     prune(agent_dir, now)
-    record = {"version": 1, "cwd": os.path.abspath(cwd), "target": harness, "created": now,
+    record = {"version": 1, "cwd": _stored_cwd(cwd), "target": harness, "created": now,
               "expires": now + TTL_SECONDS, "source": source, "text": text}
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -72,7 +72,7 @@ def _take(agent_dir: os.PathLike[str] | str, cwd: str, harness: str, peek: bool,
     except OSError:
         return ""
     record = _load(taken)
-    if record is not None and record.get("cwd") != os.path.abspath(cwd):
+    if record is not None and record.get("cwd") != _stored_cwd(cwd):
         # another folder whose slug is the same: not ours, put it back
         try:
             os.rename(taken, path)
@@ -130,7 +130,19 @@ def _text_for(record: dict, cwd: str, harness: str, now: float) -> str:
     expires = record.get("expires")
     if not isinstance(expires, (int, float)) or now > expires:
         return ""
-    if record.get("cwd") != os.path.abspath(cwd) or record.get("target") != harness:
+    if record.get("cwd") != _stored_cwd(cwd) or record.get("target") != harness:
         return ""
     text = record.get("text")
     return text if isinstance(text, str) else ""
+
+
+def _stored_cwd(cwd: str) -> str:
+    """The folder as a handoff records it: redacted, should its name hold a secret."""
+    from ..store.scope import may_hold_a_secret
+
+    path = os.path.abspath(cwd)
+    if not may_hold_a_secret(path):
+        return path
+    from ..redact import redact
+
+    return redact(path)

@@ -25,7 +25,7 @@ from ..model import Reading, StateUpdate, Turn
 from ..paths import Locations
 from ..recall.brief import DEFAULT_BUDGET, Section, assemble, build_brief
 from ..recall.framing import cut, neutralise, one_line
-from ..redact import redact
+from ..redact import redact, redact_value
 from ..store import state
 from ..store.entries import split_frontmatter
 from ..store.scope import project_dir, project_slug
@@ -155,7 +155,7 @@ def _computed_state(session: Session) -> str:
         return ""
     reading = registry.get(session.harness).read(session.path, 0, {}, 1 << 60)
     updates = [u for u in reading.states if u.kind in ("todos", "plan", "compaction")]
-    updates += [StateUpdate(at=t.ended, kind="turn", note=one_line(t.prompt, 80))
+    updates += [StateUpdate(at=t.ended, kind="turn", note=one_line(redact(t.prompt), 80))
                 for t in reading.turns if t.result.strip() or t.actions]
     if not updates:
         return ""
@@ -169,20 +169,20 @@ def _did(turn: Turn) -> str:
     counts = Counter(a.tool for a in turn.actions)
     summary = ", ".join(f"{tool} ×{n}" if n > 1 else tool for tool, n in counts.most_common(6))
     last = turn.actions[-1]
-    try:
-        shown = json.dumps(last.input, ensure_ascii=False, default=str)
+    try:  # the values redacted before they are serialised, and before the line is cut
+        shown = json.dumps(redact_value(last.input), ensure_ascii=False, default=str)
     except (TypeError, ValueError):
-        shown = str(last.input)
+        shown = redact(str(last.input))
     return f"{summary}; last: {last.tool} {one_line(shown, 140)}"
 
 
 def _turns_section(turns: list[Turn], statuses: dict[str, tuple[str, str]]) -> Section:
     blocks = []
     for turn in turns:
-        lines = [f"- {_when(turn.ended)} — {_clean(one_line(turn.prompt, 100), 110)}"]
+        lines = [f"- {_when(turn.ended)} — {_clean(one_line(redact(turn.prompt), 100), 110)}"]
         lines.append(f"  - Did: {_clean(_did(turn), 260)}")
         if turn.result.strip():
-            lines.append(f"  - Answer: {_clean(one_line(turn.result, ANSWER_CHARS), ANSWER_CHARS + 20)}")
+            lines.append(f"  - Answer: {_clean(one_line(redact(turn.result), ANSWER_CHARS), ANSWER_CHARS + 20)}")
         entry = statuses.get(turn.key, ("", ""))[1]
         if entry:
             lines.append(f"  - Full entry: {neutralise(entry)}")

@@ -14,7 +14,7 @@ import orjson
 
 from .. import clock
 from ..model import Turn
-from ..redact import redact
+from ..redact import redact, redact_value
 from .scope import project_slug
 
 PROMPT_CAP = 2_000
@@ -67,11 +67,12 @@ def _guard_headings(text: str) -> str:
 def action_lines(turn: Turn) -> list[str]:
     lines = []
     for action in turn.actions[:ACTIONS_MAX]:
+        value = redact_value(action.input)  # the values, before JSON escapes a newline or a quote
         try:
-            payload = orjson.dumps(action.input).decode()
+            payload = orjson.dumps(value).decode()
         except TypeError:
-            payload = orjson.dumps(str(action.input)).decode()
-        lines.append(cap(f"- {action.tool}: {redact(payload)}", ACTION_LINE_CAP))
+            payload = orjson.dumps(redact(str(action.input))).decode()
+        lines.append(cap(f"- {action.tool}: {payload}", ACTION_LINE_CAP))
     if len(turn.actions) > ACTIONS_MAX:
         lines.append(f"- …[cut: {len(turn.actions) - ACTIONS_MAX} more actions]")
     return lines
@@ -102,7 +103,7 @@ def frontmatter(*, file_iso: str, ts: str, title: str, tags: list[str], cwd: str
         f"title: {yaml_quote(title)}",
         "tags:" + ("" if tags else " []"),
         *[f"  - {t}" for t in tags],
-        f"cwd: {yaml_quote(cwd)}",
+        f"cwd: {yaml_quote(redact(cwd))}",
         f"session_id: {yaml_quote(session_id)}",
         *([f"harness: {harness}"] if harness else []),
         f"turn_key: {yaml_quote(turn_key)}",

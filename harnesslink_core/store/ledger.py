@@ -211,7 +211,7 @@ class Ledger:
             " anchor_hash, carry, session_id, cwd, excluded, open_turns, next_check, bad_lines, updated)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rec.path, rec.harness, rec.dev, rec.ino, rec.size, rec.mtime, rec.read_end, rec.resume,
-             rec.head_hash, rec.anchor_hash, redact_json(rec.carry_json), rec.session_id, rec.cwd, rec.excluded,
+             rec.head_hash, rec.anchor_hash, redact_json(rec.carry_json), rec.session_id, rec.cwd and redact(rec.cwd), rec.excluded,
              rec.open_turns, rec.next_check, rec.bad_lines, time.time()),
         )
 
@@ -373,7 +373,7 @@ class Ledger:
     def save_session_state(self, harness: str, session_id: str, cwd: str, state: dict[str, Any]) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?)",
-            (harness, session_id, cwd, json.dumps(redact_value(state)), time.time()),
+            (harness, session_id, redact(cwd or ""), json.dumps(redact_value(state)), time.time()),
         )
 
     # -- errors and meta -------------------------------------------------

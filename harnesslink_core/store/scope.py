@@ -25,6 +25,10 @@ def project_slug(cwd: str) -> str:
     `bank`, so the prompt hook need not import the banker and its dependencies.
     """
     text = (cwd or "").strip()
+    if may_hold_a_secret(text):  # a folder named like a token: the tree (and the cloud) never holds it
+        from ..redact import redact
+
+        text = redact(text).replace("[redacted:", "redacted-").replace("]", "")
     if text[:1] in ("/", "\\"):
         text = text[1:]
     text = text.translate(_TO_DASH)
@@ -36,6 +40,17 @@ def project_slug(cwd: str) -> str:
         digest = hashlib.sha1(cwd.encode("utf-8", "replace")).hexdigest()[:10]
         text = text.encode()[: SLUG_CAP - 11].decode("utf-8", "ignore") + "-" + digest
     return f"--{text}--"
+
+
+# What starts the tokens `redact` knows by their look, and what a URL or assignment with a password holds:
+# a cheap test on the prompt hook's path, where `redact` (and `re`) are imported only when it holds.
+_SECRET_MARKS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "xapp-", "sk-", "sk_", "rk_",
+                 "akia", "asia", "aiza", "eyj", "hf_", "npm_", "sg.", "gocspx-", "_v1_", "whsec_", "://", "=", "@")
+
+
+def may_hold_a_secret(path: str) -> bool:
+    low = path.lower()
+    return any(mark in low for mark in _SECRET_MARKS)
 
 
 def is_safe_slug(slug: str) -> bool:

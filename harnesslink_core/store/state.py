@@ -63,7 +63,7 @@ def render(harness: str, session_id: str, cwd: str, state: dict[str, Any]) -> st
         "---",
         f"harness: {harness}",
         f"session_id: {yaml_quote(session_id)}",
-        f"cwd: {yaml_quote(cwd)}",
+        f"cwd: {yaml_quote(redact(cwd))}",
         f"updated: {yaml_quote(updated)}",
         "kinds:" + ("" if kinds else " []"),
         *[f"  - {k}" for k in kinds],
