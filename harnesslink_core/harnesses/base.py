@@ -114,11 +114,38 @@ def decode(raw: bytes) -> dict[str, Any] | None:
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        try:
-            value = orjson.loads(raw.decode("utf-8", "replace"))
-        except (orjson.JSONDecodeError, UnicodeDecodeError):
-            return None
+        value = _loads_leniently(raw)
     return value if isinstance(value, dict) else None
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON as orjson reads it, or as `decode` repairs it; raises ValueError when it is not JSON."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        value = _loads_leniently(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
+        if value is None:
+            raise ValueError("not JSON") from None
+        return value
+
+
+def _loads_leniently(raw: bytes) -> Any:
+    """What orjson refuses but a harness does write: bytes that are not UTF-8 (replaced), and a lone
+    UTF-16 surrogate escape such as `\\ud83d` (Claude Code writes them when it cuts an emoji in half;
+    it becomes U+FFFD, and the line is kept)."""
+    from ..wirejson import may_hold_surrogates, without_lone_surrogates
+
+    if may_hold_surrogates(raw):
+        import json
+
+        try:
+            return without_lone_surrogates(json.loads(raw.decode("utf-8", "replace")))
+        except (ValueError, RecursionError):
+            return None
+    try:
+        return orjson.loads(raw.decode("utf-8", "replace"))
+    except (orjson.JSONDecodeError, UnicodeDecodeError):
+        return None
 
 
 SHELL_TOOLS = {

@@ -39,12 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import orjson
-
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
 from ..paths import Locations
-from .base import decode, is_injected, iter_lines, normalise_tool, our_tool, scan_files, strip_injected, text_of
+from .base import decode, is_injected, iter_lines, loads, normalise_tool, our_tool, scan_files, strip_injected, text_of
 
 NAME = "codex"
 
@@ -468,8 +466,8 @@ def _arguments(raw: Any) -> Any:
     if not isinstance(raw, str):
         return raw
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        return loads(raw)
+    except ValueError:
         return raw
 
 
