@@ -169,7 +169,7 @@ class Context:
 def prompt_context(ctx: Context) -> str:
     """Up to three matching past entries, framed; "" when nothing qualifies."""
     from .recall.terms import skip_reason
-    from .store.scope import scope_for
+    from .store.scope import scope_folders
 
     if not ctx.opts.dry_run:
         _start_pass_if_due(ctx)
@@ -177,17 +177,20 @@ def prompt_context(ctx: Context) -> str:
     if reason:
         ctx.notes.append(f"no matches: {reason}")
         return ""
-    projects = [p for p in scope_for(ctx.locs, ctx.cwd) if _has_bank(ctx.locs, p)]
+    folders = scope_folders(ctx.locs, ctx.cwd)
+    projects = [p for p in folders if _has_bank(ctx.locs, p)]
     if not projects:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
+    from .recall.index import foreign_paths as index_foreign_paths
     from .recall.matches import find_matches, render
     from .store.injected import Given
 
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)
     decision = _search(ctx, lambda conn: find_matches(conn, ctx.prompt, projects, session_id=ctx.session,
-                                                      already_injected=already), projects)
+                                                      already_injected=already,
+                                                      hidden=index_foreign_paths(conn, folders)), projects)
     if decision is None:
         return ""
     ctx.notes.append(f"projects searched: {', '.join(projects) or '(none)'}")

@@ -221,18 +221,19 @@ def memory_search(args: dict, session: Session) -> str:
 
     from .commands.recall import query_terms
     from .recall.framing import frame, neutralise, one_line
-    from .store.scope import scope_for
+    from .store.scope import scope_folders
 
     query = _text(args, "query", required=True)
     limit = _int(args, "limit", 5, 1, SEARCH_LIMIT_MAX)
     terms = query_terms(query[:QUERY_CHARS])
-    projects = scope_for(session.locs, session.cwd)  # every project is the user's choice: `harnesslink recall --all`
+    folders = scope_folders(session.locs, session.cwd)  # every project is the user's choice: `recall --all`
+    projects = list(folders)
     where = _scope_words(projects)
     if not terms:
         raise ToolError("`query` has no words to search for")
     with _index(session.locs) as (index, conn):
         index.sync(conn, session.locs, projects)
-        hits = index.search(conn, terms, projects, limit=limit)
+        hits = index.search(conn, terms, projects, limit=limit, exclude_paths=index.foreign_paths(conn, folders))
     if not hits:
         return f"No memory entries match {one_line(query, 120)!r} in {where}."
     lines = [f"{len(hits)} entr{'y' if len(hits) == 1 else 'ies'} matching {one_line(query, 120)!r} in {where}, "
@@ -281,15 +282,15 @@ def _real(path: object) -> str:
 def _find_entry(session: Session, wanted: str) -> str:
     """The entry `wanted` names in this session's projects (its own and linked ones); never a file of
     another project, outside the memories tree, or reached through a symlink."""
-    from .store.scope import scope_for
+    from .store.scope import scope_folders
 
     if "\x00" in wanted or len(wanted) > 4096:
         raise ToolError("`id` is not a valid entry id")
     root = _real(session.locs.memories)
-    scope = scope_for(session.locs, session.cwd)
+    scope = scope_folders(session.locs, session.cwd)
     if "/" in wanted or "\\" in wanted:
         parts = _parts_inside(session, wanted.replace("\\", "/"), root)
-        if parts[0] not in scope:
+        if parts[0] not in scope or _of_another_folder(os.path.join(root, *parts), parts[0], scope):
             raise ToolError(f"{wanted!r} is not an entry of this project or of a linked one")
         path = os.path.join(root, *parts)
         if not path.endswith(".md") or _through_a_link(root, parts) or not os.path.isfile(path):
@@ -307,8 +308,20 @@ def _find_entry(session: Session, wanted: str) -> str:
             if candidate.startswith(".") or os.path.islink(os.path.join(bank, candidate)):
                 continue
             if candidate == name or (name is None and candidate.startswith(wanted + "--")):
-                return os.path.join(bank, candidate)
+                if not _of_another_folder(os.path.join(bank, candidate), slug, scope):
+                    return os.path.join(bank, candidate)
     raise ToolError(f"no memory entry {wanted!r} in this project; use the id memory_search shows")
+
+
+def _of_another_folder(path: str, slug: str, scope: dict[str, str | None]) -> bool:
+    """An entry of a folder that only shares this project's slug (`scope.scope_folders`)."""
+    from pathlib import Path
+
+    from .store.entries import read_entry
+    from .store.scope import is_foreign
+
+    entry = read_entry(Path(path), slug) if path.endswith(".md") and os.path.isfile(path) else None
+    return entry is not None and is_foreign(entry.cwd, slug, scope)
 
 
 def _parts_inside(session: Session, given: str, root: str) -> list[str]:

@@ -121,3 +121,46 @@ def test_unicode_tags_are_kept_and_values_the_schema_forbids_are_refused(world) 
         call("memory_search", {"query": "release notes", "limit": "3"}, session)
     with pytest.raises(ToolError):
         call("context_brief", {"budget": "5000"}, session)
+
+
+MINE, THEIRS = "/home/me/code/my/app", "/home/me/code/my-app"  # one slug: --home-me-code-my-app--
+
+
+def test_two_folders_that_share_a_slug_never_see_each_others_entries(tmp_path: Path) -> None:
+    from harnesslink_core.commands import recall as recall_command
+    from memory_helpers import make_env, run_hook
+
+    assert project_slug(MINE) == project_slug(THEIRS)
+    locs = make_locs(tmp_path)
+    write_entry(locs, MINE, title="Invoice export streams rows through a server side cursor",
+                result="The invoice export now streams rows through a server side cursor.", turn_id="m1")
+    theirs = write_entry(locs, THEIRS, title="Invoice export retries the payment webhook",
+                         result="The invoice export retries the payment webhook with backoff.",
+                         ts="2026-08-28T12:00:00.000Z", session_id="s-2", turn_id="t1")
+    index.rebuild(locs)
+    env = make_env(tmp_path)
+    import json
+
+    out = run_hook(env, "user-prompt-submit", "--harness", "codex", stdin=json.dumps(
+        {"session_id": "new", "cwd": MINE, "prompt": "how does the invoice export handle rows and the webhook"}))
+    context = json.loads(out.stdout).get("hookSpecificOutput", {}).get("additionalContext", "")
+    assert "server side cursor" in context and "retries the payment webhook" not in context
+    session = Session(locs, MINE, "codex", "s")
+    found = call("memory_search", {"query": "invoice export payment webhook"}, session)
+    assert "retries the payment webhook" not in found
+    assert "retries the payment webhook" not in build_brief(locs, MINE, "codex").text
+    assert "retries the payment webhook" in build_brief(locs, THEIRS, "codex").text
+    for wanted in (theirs.name, f"{project_slug(THEIRS)}/bank/{theirs.name}"):
+        with pytest.raises(ToolError):
+            get(locs, wanted, cwd=MINE)
+    assert "retries the payment webhook" in get(locs, theirs.name, cwd=THEIRS)
+
+    class Args:
+        query, cwd, all, json, k = ["invoice", "export", "webhook"], MINE, False, True, 5
+    import contextlib
+    import io
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        recall_command.run(Args, locs)
+    assert "retries the payment webhook" not in printed.getvalue()

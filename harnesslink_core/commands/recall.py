@@ -12,7 +12,7 @@ import time
 from ..paths import Locations
 from ..recall import index
 from ..recall.terms import meaningful_terms
-from ..store.scope import scope_for
+from ..store.scope import scope_folders
 from .options import whole_number
 
 
@@ -34,11 +34,13 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     query = " ".join(args.query)
     terms = query_terms(query)
     cwd = os.path.abspath(args.cwd or os.getcwd())
-    projects = None if args.all else scope_for(locs, cwd)
+    folders = None if args.all else scope_folders(locs, cwd)
+    projects = None if folders is None else list(folders)
     conn = index.connect(locs)
     try:
         index.sync(conn, locs, projects)
-        hits = index.search(conn, terms, projects, limit=max(1, args.k))
+        hidden = index.foreign_paths(conn, folders) if folders else set()
+        hits = index.search(conn, terms, projects, limit=max(1, args.k), exclude_paths=hidden)
     finally:
         conn.close()
     if args.json:

@@ -21,7 +21,7 @@ import time
 
 from ..paths import Locations
 from ..store import main_md
-from ..store.scope import project_path, project_slug
+from ..store.scope import folder_key, is_foreign, project_path, project_slug
 from .framing import cut, frame, neutralise, one_line
 
 DEFAULT_BUDGET = 6000  # well under Claude Code's 10,000-character cap on one hook's output
@@ -75,7 +75,7 @@ def build_brief(
     sections: list[Section] = []
     if folder is not None:
         sections += _main_notes(folder)
-        sections += _recent_entries(locs, slug)
+        sections += _recent_entries(locs, slug, cwd)
     sections += _harness_memory(locs, cwd, harness)
     if folder is not None and with_state and session_id:
         sections += _session_state(folder, harness, session_id)
@@ -139,13 +139,13 @@ class _Newest:
         self.name, self.ts, self.origin, self.title, self.result = name, ts, origin, title, result
 
 
-def _recent_entries(locs: Locations, slug: str) -> list[Section]:
+def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
     bank = os.path.join(locs.memories_path, slug, "bank")
     if not os.path.isdir(bank):
         return []
-    found = _newest_from_index(locs, slug)
+    found = _newest_from_index(locs, slug, cwd)
     if found is None:
-        found = _newest_from_files(locs, bank, slug)
+        found = _newest_from_files(locs, bank, slug, cwd)
     newest, total = found
     lines = [f"(files in {bank})"]
     for entry in newest:
@@ -161,7 +161,7 @@ def _recent_entries(locs: Locations, slug: str) -> list[Section]:
     return [Section(f"Newest {min(NEWEST, total)} turns banked in this project", "\n".join(lines), bank)]
 
 
-def _newest_from_index(locs: Locations, slug: str) -> tuple[list[_Newest], int] | None:
+def _newest_from_index(locs: Locations, slug: str, cwd: str) -> tuple[list[_Newest], int] | None:
     """The newest entries and the project's entry count from the index, brought up to date first
     when little changed; None when the index cannot answer (missing, busy, far behind, corrupt)."""
     from . import index
@@ -172,7 +172,8 @@ def _newest_from_index(locs: Locations, slug: str) -> tuple[list[_Newest], int] 
         return None
     try:
         index.sync(conn, locs, [slug], max_changes=50)
-        hits = index.newest(conn, [slug], NEWEST)
+        hidden = index.foreign_paths(conn, {slug: folder_key(cwd)})  # another folder's, sharing the slug
+        hits = [h for h in index.newest(conn, [slug], NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
         return ([_Newest(h.path.rsplit("/", 1)[-1], h.ts, h.origin, h.title, h.result) for h in hits],
                 index.scope_size(conn, [slug]))
     except (index.IndexBehind, index.sqlite3.Error):
@@ -181,7 +182,7 @@ def _newest_from_index(locs: Locations, slug: str) -> tuple[list[_Newest], int] 
         conn.close()
 
 
-def _newest_from_files(locs: Locations, bank: str, slug: str) -> tuple[list[_Newest], int]:
+def _newest_from_files(locs: Locations, bank: str, slug: str, cwd: str) -> tuple[list[_Newest], int]:
     from pathlib import Path
 
     from ..store.entries import read_entry
@@ -196,10 +197,16 @@ def _newest_from_files(locs: Locations, bank: str, slug: str) -> tuple[list[_New
     if forgotten:
         names = [n for n in names if not forgotten.covers(slug, n)]
     newest = []
-    for name in names[:NEWEST]:
+    folders = {slug: folder_key(cwd)}
+    for name in names:
         entry = read_entry(Path(bank) / name, slug)
-        if entry is not None and not (forgotten and forgotten.covers(slug, name, entry.turn_key)):
-            newest.append(_Newest(name, entry.ts, entry.origin, entry.title, entry.result))
+        if entry is None or (forgotten and forgotten.covers(slug, name, entry.turn_key)):
+            continue
+        if is_foreign(entry.cwd, slug, folders):
+            continue  # another folder's, sharing the slug
+        newest.append(_Newest(name, entry.ts, entry.origin, entry.title, entry.result))
+        if len(newest) == NEWEST:
+            break
     return newest, len(names)
 
 
@@ -262,7 +269,7 @@ def _without_frontmatter(text: str) -> str:
 
 
 def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
-    from ..store.scope import scope_for
+    from ..store.scope import scope_folders
     from . import index
     from .terms import meaningful_terms
 
@@ -271,9 +278,10 @@ def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
     try:
         conn = index.connect(locs)
         try:
-            projects = scope_for(locs, cwd)
+            folders = scope_folders(locs, cwd)
+            projects = list(folders)
             index.sync(conn, locs, projects)
-            hits = index.search(conn, terms, projects, limit=5)
+            hits = index.search(conn, terms, projects, limit=5, exclude_paths=index.foreign_paths(conn, folders))
         finally:
             conn.close()
     except Exception:  # noqa: BLE001 - an optional section

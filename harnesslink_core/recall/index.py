@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 # 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary; 5: name+version keys; 6: 32-hash sketches;
 # 7: which vocabulary groups name a concept; 8: sketches of content words. An index of another version is
 # rebuilt.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000
@@ -82,6 +82,12 @@ CREATE TABLE IF NOT EXISTS projects (
     slug TEXT PRIMARY KEY,
     dir_mtime_ns INTEGER NOT NULL,
     entries INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS folders (
+    slug TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    entries INTEGER NOT NULL,
+    PRIMARY KEY (slug, cwd)
 );
 CREATE TABLE IF NOT EXISTS vocab_keys (key TEXT NOT NULL, grp INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS vocab_keys_key ON vocab_keys(key);
@@ -162,7 +168,7 @@ def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     with Transaction(conn):
         if fresh:  # an older schema: drop it, the Markdown rebuilds it
-            for table in ("fts", "docs", "projects", "vocab_keys", "vocab_groups", "meta"):
+            for table in ("fts", "docs", "projects", "folders", "vocab_keys", "vocab_groups", "meta"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _SCHEMA.split(";"):
             if statement.strip():
@@ -315,6 +321,10 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
                 _delete_doc(conn, known[path][0])
             if _insert_doc(conn, file, slug, path, mtime, size, forgotten):
                 changed += 1
+        if changed or dir_mtime is None:  # which folders the project's entries are of (`foreign_paths`)
+            conn.execute("DELETE FROM folders WHERE slug = ?", (slug,))
+            conn.execute("INSERT INTO folders(slug, cwd, entries) SELECT project, cwd, count(*) FROM docs"
+                         " WHERE project = ? GROUP BY cwd", (slug,))
         if dir_mtime is None:
             conn.execute("DELETE FROM projects WHERE slug = ?", (slug,))
         else:
@@ -447,6 +457,7 @@ def rebuild(locs: Locations) -> int:
             conn.execute("DELETE FROM docs")
             conn.execute("DELETE FROM fts")
             conn.execute("DELETE FROM projects")
+            conn.execute("DELETE FROM folders")
             _load_vocabulary(conn)
         count = sync(conn, locs, None, force=True)
         conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
@@ -696,6 +707,20 @@ def newest(conn: sqlite3.Connection, projects: list[str], limit: int) -> list[Hi
         Hit(path, project, ts, title, harness, source, session, 0.0, "", result or "")
         for path, project, ts, title, harness, source, session, result in conn.execute(sql, [*projects, limit])
     ]
+
+
+def foreign_paths(conn: sqlite3.Connection, folders: dict[str, str | None]) -> set[str]:
+    """The entries of the projects in scope that are another folder's, one that only shares the slug
+    (`scope.scope_folders`): kept out of every answer. Almost always none, found in one small read."""
+    from ..store.scope import is_foreign
+
+    slugs = [slug for slug, wanted in folders.items() if wanted]
+    if not slugs:
+        return set()
+    rows = conn.execute(f"SELECT slug, cwd FROM folders WHERE slug IN ({','.join('?' * len(slugs))})", slugs)
+    others = [(slug, cwd) for slug, cwd in rows if is_foreign(cwd, slug, folders)]
+    return {path for slug, cwd in others
+            for path, in conn.execute("SELECT path FROM docs WHERE project = ? AND cwd = ?", (slug, cwd))}
 
 
 def max_rowid(conn: sqlite3.Connection) -> int:

@@ -197,6 +197,7 @@ def find_matches(
     *,
     session_id: str | None = None,
     already_injected: set[str] = frozenset(),  # type: ignore[assignment]
+    hidden: set[str] = frozenset(),  # type: ignore[assignment]  # entries out of scope (index.foreign_paths)
     limit: int = MAX_MATCHES,
 ) -> Decision:
     decision = Decision()
@@ -219,11 +220,12 @@ def find_matches(
     window = COMMON_WINDOW if common_only else RECENT_WINDOW
     newest = max_rowid(conn)
     split = newest - window if newest > 2 * window else None
-    candidates = _candidates(conn, weighed, projects, session_id, already_injected, (split, None))
+    excluded = already_injected | hidden if hidden else already_injected
+    candidates = _candidates(conn, weighed, projects, session_id, excluded, (split, None))
     judged = _judge(weighed, candidates, required)
     if (split is not None and not common_only
             and sum(1 for verdict in judged.values() if verdict is None) < limit):
-        older = _candidates(conn, weighed, projects, session_id, already_injected, (None, split))
+        older = _candidates(conn, weighed, projects, session_id, excluded, (None, split))
         judged.update(_judge(weighed, older, required))
         candidates += older
     # Rank by what the matched terms say (rarer terms say more), bm25 breaking ties.

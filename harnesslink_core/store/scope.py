@@ -79,6 +79,11 @@ def project_path(locs: Locations, slug: str) -> str | None:
 
 def linked_projects(locs: Locations, slug: str) -> list[str]:
     """The projects named in `<slug>/linked.txt`: slugs or folder paths, one per line."""
+    return [name for name, _ in _links(locs, slug)]
+
+
+def _links(locs: Locations, slug: str) -> list[tuple[str, str | None]]:
+    """`linked.txt`'s projects, each with the folder path it was named by (None when named by slug)."""
     folder = project_path(locs, slug)
     if folder is None:
         return []
@@ -87,18 +92,50 @@ def linked_projects(locs: Locations, slug: str) -> list[str]:
             text = f.read()
     except OSError:
         return []
-    linked: list[str] = []
+    linked: dict[str, str | None] = {}
     for line in text.splitlines():
-        name = line.strip()
+        name, path = line.strip(), None
         if not name or name.startswith("#"):
             continue
         if name.startswith("~"):
             name = locs.home_path + name[1:]
         if name[:1] in "/\\" or (name[1:2] == ":" and name[2:3] in "/\\" and name[:1].isascii() and name[:1].isalpha()):
-            name = project_slug(name)
+            name, path = project_slug(name), name
         if is_safe_slug(name) and name != slug and name not in linked:
-            linked.append(name)
-    return linked
+            linked[name] = path
+    return list(linked.items())
+
+
+def folder_key(cwd: str) -> str:
+    """A folder as its entries record it (`cwd`, redacted as the bank writes it), for comparing."""
+    path = os.path.normpath((cwd or "").strip()) if cwd and cwd.strip() else ""
+    if path and may_hold_a_secret(path):
+        from ..redact import redact
+
+        path = redact(path)
+    return path
+
+
+def scope_folders(locs: Locations, cwd: str) -> dict[str, str | None]:
+    """Each project in scope, with the one folder whose entries it holds (`folder_key`), or None for a
+    project linked by its slug (all of its entries). Two folders can share a slug (`/code/my/app` and
+    `/code/my-app`); an entry's own `cwd` then says which one it is of (`is_foreign`)."""
+    own = project_slug(cwd)
+    if not is_safe_slug(own):
+        return {}
+    folders: dict[str, str | None] = {own: folder_key(cwd)}
+    for slug, path in _links(locs, own):
+        folders.setdefault(slug, folder_key(path) if path else None)
+    return folders
+
+
+def is_foreign(entry_cwd: str, slug: str, folders: dict[str, str | None]) -> bool:
+    """Whether an entry of `slug` is another folder's that only shares the slug (see `scope_folders`)."""
+    wanted = folders.get(slug)
+    if not wanted or not entry_cwd:
+        return False
+    key = folder_key(entry_cwd)
+    return key != wanted and project_slug(key) == slug
 
 
 def scope_for(locs: Locations, cwd: str) -> list[str]:
