@@ -435,7 +435,7 @@ def context_brief(args: dict, session: Session) -> str:
 
 def memory_forget(args: dict, session: Session) -> str:
     from .control import forget
-    from .store.scope import project_slug
+    from .store.scope import folder_key, project_slug
 
     ids = args.get("ids")
     if isinstance(ids, str):
@@ -446,7 +446,8 @@ def memory_forget(args: dict, session: Session) -> str:
         raise ToolError(f"`ids`: at most {FORGET_MAX} entries at a time")
     own = project_slug(session.cwd)
     try:
-        targets = forget.select(session.locs, ids=ids, projects=[own])  # this project only: never a linked one
+        targets = forget.select(session.locs, ids=ids, projects=[own],  # this project only: never a linked one
+                                folders={own: folder_key(session.cwd)})
         summary = forget.forget(session.locs, targets)
     except forget.NoMatch as exc:
         raise ToolError(f"{exc} among this project's entries ({own}); nothing was forgotten") from None

@@ -164,3 +164,14 @@ def test_two_folders_that_share_a_slug_never_see_each_others_entries(tmp_path: P
     with contextlib.redirect_stdout(printed):
         recall_command.run(Args, locs)
     assert "retries the payment webhook" not in printed.getvalue()
+
+
+def test_a_forget_in_one_of_two_folders_that_share_a_slug_forgets_nothing_of_the_other(tmp_path: Path) -> None:
+    locs = make_locs(tmp_path)
+    theirs = write_entry(locs, THEIRS, title="Invoice export retries the payment webhook",
+                         result="The invoice export retries the payment webhook with backoff.", turn_id="t1")
+    with pytest.raises(ToolError):
+        call("memory_forget", {"ids": [theirs.name]}, Session(locs, MINE, "codex", "s"))
+    assert theirs.exists()
+    assert not forget.select(locs, query="invoice export payment webhook", projects=[project_slug(MINE)],
+                             folders={project_slug(MINE): MINE})

@@ -10,7 +10,7 @@ import time
 
 from ..control import forget
 from ..paths import Locations
-from ..store.scope import is_safe_slug, project_slug
+from ..store.scope import folder_key, is_safe_slug, project_slug
 from .options import whole_number
 
 
@@ -49,8 +49,10 @@ def _projects(args: argparse.Namespace, locs: Locations) -> list[str] | None:
 
 def run(args: argparse.Namespace, locs: Locations) -> int:
     projects = _projects(args, locs)
+    own = os.path.abspath(args.cwd or os.getcwd())
+    folders = {projects[0]: folder_key(own)} if projects == [project_slug(own)] else None
     targets = forget.select(locs, ids=args.entries, query=args.query, session=args.session, before=args.before,
-                            projects=projects, limit=args.k)
+                            projects=projects, limit=args.k, folders=folders)
     if args.json and (args.dry_run or not targets):
         print(json.dumps({"dry_run": True, "targets": [t.as_dict() for t in targets]}, indent=2))
         return 0 if targets else 1

@@ -92,10 +92,12 @@ class Summary:
 
 
 def select(locs, *, ids=(), query: str | None = None, session: str | None = None,
-           before: "str | float | None" = None, projects: "list[str] | None" = None, limit: int = 10) -> list[Target]:
-    """The entries matching every given criterion, oldest first (see the module docstring)."""
+           before: "str | float | None" = None, projects: "list[str] | None" = None, limit: int = 10,
+           folders: "dict[str, str | None] | None" = None) -> list[Target]:
+    """The entries matching every given criterion, oldest first (see the module docstring); with
+    `folders` (`scope.scope_folders`), never an entry of another folder that only shares a slug."""
     from ..store.entries import ts_from_name
-    from ..store.scope import all_projects, is_safe_slug
+    from ..store.scope import all_projects, is_foreign, is_safe_slug
 
     ids = [str(i).strip() for i in ids if str(i).strip()]
     if not ids and not query and not session and before is None and projects is None:
@@ -122,7 +124,10 @@ def select(locs, *, ids=(), query: str | None = None, session: str | None = None
             head = _head(os.path.join(bank, name))
             if session and session not in head:
                 continue  # most entries: no need to parse them
-            target = Target(os.path.join(bank, name), slug, name, _parse(head))
+            header = _parse(head)
+            if folders and is_foreign(str(header.get("cwd") or ""), slug, folders):
+                continue
+            target = Target(os.path.join(bank, name), slug, name, header)
             if cutoff is not None and target.ts >= cutoff:
                 continue
             if session and target.session_id != session:
