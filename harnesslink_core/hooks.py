@@ -179,6 +179,8 @@ def prompt_context(ctx: Context) -> str:
         return ""
     folders = scope_folders(ctx.locs, ctx.cwd)
     projects = [p for p in folders if _has_bank(ctx.locs, p)]
+    if ctx.opts.dry_run:
+        ctx.notes += _joined_notes(ctx, folders)
     if not projects:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
@@ -242,6 +244,14 @@ def _search(ctx: Context, search, projects: list[str]):
         return None
     finally:
         conn.close()
+
+
+def _joined_notes(ctx: Context, folders: dict) -> list[str]:
+    from .store.identity import joined, repository_of
+
+    own = next(iter(folders), "")
+    others = joined(ctx.locs, own, ctx.cwd) if own else []
+    return [f"joined by repository {repository_of(ctx.cwd)}: {', '.join(others)}"] if others else []
 
 
 def _has_bank(locs, slug: str) -> bool:

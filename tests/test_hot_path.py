@@ -28,7 +28,7 @@ HEAVY = {
 }
 CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.banking", "harnesslink_core.banking.background",
         "harnesslink_core.log", "harnesslink_core.wirejson", "harnesslink_core.hooks", "_json", "__future__"}
-DECIDE = {"harnesslink_core.store", "harnesslink_core.store.scope", "harnesslink_core.recall", "harnesslink_core.recall.terms",
+DECIDE = {"harnesslink_core.store", "harnesslink_core.store.scope", "harnesslink_core.store.identity", "harnesslink_core.recall", "harnesslink_core.recall.terms",
           "harnesslink_core.recall.lexicon", "harnesslink_core.recall.tokens", "harnesslink_core.control",
           "harnesslink_core.control.exclusion"}
 SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.errors", "harnesslink_core.recall.index", "harnesslink_core.recall.matches",

@@ -28,7 +28,7 @@ from ..harnesses.base import Harness, file_digest, is_our_action
 from ..model import Reading, StateUpdate, Turn
 from ..paths import Locations
 from ..redact import redact
-from ..store import bank, projectfiles, state
+from ..store import bank, identity, projectfiles, state
 from ..store.ledger import FileRecord, Ledger, open_ledger, owner_id, tombstones
 from . import background
 
@@ -204,6 +204,7 @@ class _Pass:
         self._finish_projects()
         if paths is None:
             background.mark_pass(self.locs)
+            identity.forget_cache(self.locs)  # an IDENTITY.md pulled into a known folder counts from now
         return self.report
 
     def _note_disabled(self, enabled: list[str], requested: list[str] | None) -> None:
@@ -538,6 +539,7 @@ class _Pass:
                 slug = bank.project_slug(cwd)
                 if state.write(self.locs.memories / slug, harness, session_id, cwd, new):
                     self.report.touched.add(slug)
+                self._record_identity(slug, cwd)
             except Exception as exc:  # noqa: BLE001
                 failed_sessions.append([harness, session_id, cwd])
                 self._error(f"state file for {harness}:{session_id}: {exc!r}", harness, None, exc)
@@ -555,6 +557,12 @@ class _Pass:
         if self.report.touched and not self._refresh_index():
             failed_projects |= self.report.touched
         self._save_unfinished(ahead, failed_sessions, failed_projects)
+
+    def _record_identity(self, slug: str, cwd: str) -> None:
+        """The repository this project's folder is, written into the tree (SPEC §11), once it has a bank."""
+        project = self.locs.memories / slug
+        if (project / "bank").is_dir() and identity.record(str(project), cwd):
+            identity.forget_cache(self.locs)
 
     def _unfinished(self) -> dict[str, list]:
         try:

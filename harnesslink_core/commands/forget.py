@@ -10,6 +10,7 @@ import time
 
 from ..control import forget
 from ..paths import Locations
+from ..store.identity import joined
 from ..store.scope import folder_key, is_safe_slug, project_slug
 from .options import whole_number
 
@@ -44,13 +45,15 @@ def _projects(args: argparse.Namespace, locs: Locations) -> list[str] | None:
         return slugs
     if args.all or not (args.query or args.before):
         return None
-    return [project_slug(os.path.abspath(args.cwd or os.getcwd()))]
+    own = os.path.abspath(args.cwd or os.getcwd())
+    return [project_slug(own), *joined(locs, project_slug(own), own)]  # this project: every slug of its repository
 
 
 def run(args: argparse.Namespace, locs: Locations) -> int:
     projects = _projects(args, locs)
     own = os.path.abspath(args.cwd or os.getcwd())
-    folders = {projects[0]: folder_key(own)} if projects == [project_slug(own)] else None
+    folders = ({slug: folder_key(own) if slug == project_slug(own) else None for slug in projects}
+               if projects and projects[0] == project_slug(own) else None)
     targets = forget.select(locs, ids=args.entries, query=args.query, session=args.session, before=args.before,
                             projects=projects, limit=args.k, folders=folders)
     if args.json and (args.dry_run or not targets):

@@ -73,7 +73,19 @@ def collect(locs: Locations) -> dict[str, Any]:
             out["harnesses"][name] = entry
     finally:
         ledger.close()
+    out["joined"] = joined_projects(locs)
     return out
+
+
+def joined_projects(locs: Locations) -> dict[str, list[str]]:
+    """Repositories whose memory sits under more than one slug (other paths, clones, worktrees, machines):
+    each is searched as one project (SPEC §11)."""
+    from ..store.identity import tree_identities
+
+    groups: dict[str, list[str]] = {}
+    for slug, repository in sorted(tree_identities(locs).items()):
+        groups.setdefault(repository, []).append(slug)
+    return {repository: slugs for repository, slugs in groups.items() if len(slugs) > 1}
 
 
 def run(args: argparse.Namespace, locs: Locations) -> int:
@@ -108,6 +120,8 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     if quiet:
         listed = ", ".join(f"{n} ({'on' if data['harnesses'][n]['enabled'] else 'off'})" for n in quiet)
         print(f"\nnot detected, nothing to show: {listed}")
+    for repository, slugs in data["joined"].items():
+        print(f"\none project, the same repository {repository} (its IDENTITY.md): {', '.join(slugs)}")
     return 0
 
 

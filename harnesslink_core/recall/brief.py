@@ -140,12 +140,17 @@ class _Newest:
 
 
 def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
-    bank = os.path.join(locs.memories_path, slug, "bank")
-    if not os.path.isdir(bank):
+    """The newest entries of this project: of its folder's slug and of every other slug of the same
+    repository (`identity.joined`: the same repository at another path, or pulled from another machine)."""
+    from ..store.identity import joined
+
+    slugs = [s for s in (slug, *joined(locs, slug, cwd)) if os.path.isdir(os.path.join(locs.memories_path, s, "bank"))]
+    if not slugs:
         return []
-    found = _newest_from_index(locs, slug, cwd)
+    bank = os.path.join(locs.memories_path, slugs[0], "bank")
+    found = _newest_from_index(locs, slugs, cwd)
     if found is None:
-        found = _newest_from_files(locs, bank, slug, cwd)
+        found = _newest_from_files(locs, bank, slugs[0], cwd)
     newest, total = found
     lines = [f"(files in {bank})"]
     for entry in newest:
@@ -161,7 +166,7 @@ def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
     return [Section(f"Newest {min(NEWEST, total)} turns banked in this project", "\n".join(lines), bank)]
 
 
-def _newest_from_index(locs: Locations, slug: str, cwd: str) -> tuple[list[_Newest], int] | None:
+def _newest_from_index(locs: Locations, slugs: list[str], cwd: str) -> tuple[list[_Newest], int] | None:
     """The newest entries and the project's entry count from the index, brought up to date first
     when little changed; None when the index cannot answer (missing, busy, far behind, corrupt)."""
     from . import index
@@ -171,11 +176,11 @@ def _newest_from_index(locs: Locations, slug: str, cwd: str) -> tuple[list[_Newe
     except index.IndexUnavailable:
         return None
     try:
-        index.sync(conn, locs, [slug], max_changes=50)
-        hidden = index.foreign_paths(conn, {slug: folder_key(cwd)})  # another folder's, sharing the slug
-        hits = [h for h in index.newest(conn, [slug], NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
+        index.sync(conn, locs, slugs, max_changes=50)
+        hidden = index.foreign_paths(conn, {project_slug(cwd): folder_key(cwd)})  # another folder's, sharing the slug
+        hits = [h for h in index.newest(conn, slugs, NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
         return ([_Newest(h.path.rsplit("/", 1)[-1], h.ts, h.origin, h.title, h.result) for h in hits],
-                index.scope_size(conn, [slug]))
+                index.scope_size(conn, slugs))
     except (index.IndexBehind, index.sqlite3.Error):
         return None
     finally:

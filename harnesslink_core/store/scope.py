@@ -117,13 +117,19 @@ def folder_key(cwd: str) -> str:
 
 
 def scope_folders(locs: Locations, cwd: str) -> dict[str, str | None]:
-    """Each project in scope, with the one folder whose entries it holds (`folder_key`), or None for a
-    project linked by its slug (all of its entries). Two folders can share a slug (`/code/my/app` and
-    `/code/my-app`); an entry's own `cwd` then says which one it is of (`is_foreign`)."""
+    """Each project in scope, with the one folder whose entries it holds (`folder_key`), or None for
+    all of its entries: the folder's own project, the other slugs of the same repository (its clones,
+    worktrees and moves, on this machine or another: `identity.joined`), then the projects its
+    `linked.txt` names. Two folders can share a slug (`/code/my/app` and `/code/my-app`); an entry's
+    own `cwd` then says which one it is of (`is_foreign`)."""
+    from .identity import joined
+
     own = project_slug(cwd)
     if not is_safe_slug(own):
         return {}
     folders: dict[str, str | None] = {own: folder_key(cwd)}
+    for slug in joined(locs, own, cwd):
+        folders.setdefault(slug, None)
     for slug, path in _links(locs, own):
         folders.setdefault(slug, folder_key(path) if path else None)
     return folders
@@ -139,11 +145,8 @@ def is_foreign(entry_cwd: str, slug: str, folders: dict[str, str | None]) -> boo
 
 
 def scope_for(locs: Locations, cwd: str) -> list[str]:
-    """The project of `cwd` first, then its linked projects."""
-    own = project_slug(cwd)
-    if not is_safe_slug(own):
-        return []
-    return [own, *linked_projects(locs, own)]
+    """The project of `cwd` first, then the other slugs of its repository, then its linked projects."""
+    return list(scope_folders(locs, cwd))
 
 
 def all_projects(locs: Locations) -> list[str]:
