@@ -5,6 +5,7 @@ the tree (`IDENTITY.md`), so a copy of the tree on another machine finds its pas
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -117,3 +118,23 @@ def test_two_worktrees_share_memory_and_a_folder_without_a_remote_keeps_its_own(
     assert "server side cursor" not in prompt_context(home, loose, QUESTION)
     bank_a_turn(home, loose, "Make the nightly invoice export stream rows instead of loading them (notes copy)")
     assert not (home / ".superpi/agent/memories" / project_slug(str(loose)) / identity.IDENTITY_FILE).exists()
+
+
+def test_resume_lists_the_sessions_of_every_worktree_of_the_repository() -> None:
+    import tempfile
+
+    from harnesslink_core.sessions.base import list_sessions
+
+    tmp_path = Path(tempfile.mkdtemp(prefix="hlresume"))  # no `_` in the path: Claude Code folds it into `-`
+    home = tmp_path / "home"
+    main = repository(tmp_path / "src" / "app", "git@github.com:Org/App.git")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "x", cwd=main)
+    hotfix = tmp_path / "app-hotfix"
+    git("worktree", "add", "-q", str(hotfix), cwd=main)
+    bank_a_turn(home, hotfix, "Make the nightly invoice export stream rows instead of loading them")
+    index.rebuild(locations({"HOME": str(home)}))
+    try:
+        listed = list_sessions(locations({"HOME": str(home)}), str(main), harnesses=("claude-code",))
+        assert [os.path.abspath(s.cwd) for s in listed] == [str(hotfix)]
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)

@@ -96,26 +96,59 @@ def source(harness: str) -> SessionSource:
 
 def list_sessions(locs: Locations, cwd: str, *, harnesses: tuple[str, ...] = HARNESSES,
                   limit: int | None = None) -> list[Session]:
-    """This folder's sessions, newest first; only the newest `limit` are read and estimated."""
+    """This folder's sessions, and those of the same repository's other folders on this machine (its
+    worktrees and clones: SPEC §11), newest first; only the newest `limit` are read and estimated."""
     cwd = os.path.abspath(cwd)
+    folders = [cwd, *repository_folders(locs, cwd)]
     candidates: list[tuple[float, str, Path]] = []
     for harness in harnesses:
-        for path in source(harness).transcripts(locs, cwd):
-            try:
-                candidates.append((path.stat().st_mtime, harness, path))
-            except OSError:
-                continue
+        for folder in folders:
+            for path in source(harness).transcripts(locs, folder):
+                try:
+                    candidates.append((path.stat().st_mtime, harness, path))
+                except OSError:
+                    continue
     candidates.sort(key=lambda c: c[0], reverse=True)
     found: list[Session] = []
+    seen: set[Path] = set()
     for _mtime, harness, path in candidates:
+        if path in seen:
+            continue
+        seen.add(path)
         session = _describe(harness, path)
-        if session is None or os.path.abspath(session.cwd or "/") != cwd:
+        if session is None or os.path.abspath(session.cwd or "/") not in folders:
             continue
         found.append(session)
         if limit is not None and len(found) >= limit:
             break
     count_banked(locs, found)
     return found
+
+
+def repository_folders(locs: Locations, cwd: str) -> list[str]:
+    """The other folders on this machine that are the same repository as `cwd`: the folders the entries of
+    its joined slugs were banked in (the index knows them), that still are that repository."""
+    from ..recall import index
+    from ..store.identity import joined, repository_of
+    from ..store.scope import project_slug
+
+    repository = repository_of(cwd)
+    slugs = joined(locs, project_slug(cwd), cwd) if repository else []
+    if not slugs:
+        return []
+    try:
+        conn = index.connect(locs, create=False)
+    except index.IndexUnavailable:
+        return []
+    try:
+        rows = conn.execute(f"SELECT DISTINCT cwd FROM folders WHERE slug IN ({','.join('?' * len(slugs))})",
+                            slugs).fetchall()
+    except index.sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+    return sorted({os.path.abspath(c) for c, in rows if c and os.path.abspath(c) != cwd and os.path.isdir(c)
+                   and repository_of(c) == repository})
 
 
 def find_by_prefix(locs: Locations, prefix: str, harnesses: tuple[str, ...] = HARNESSES) -> list[Session]:
