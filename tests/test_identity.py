@@ -122,10 +122,11 @@ def test_two_worktrees_share_memory_and_a_folder_without_a_remote_keeps_its_own(
 
 def test_resume_lists_the_sessions_of_every_worktree_of_the_repository() -> None:
     import tempfile
+    import uuid
 
     from harnesslink_core.sessions.base import list_sessions
 
-    tmp_path = Path(tempfile.mkdtemp(prefix="hlresume"))  # no `_` in the path: Claude Code folds it into `-`
+    tmp_path = Path(tempfile.gettempdir()) / f"hlresume{uuid.uuid4().hex}"  # no `_`: Claude Code folds it into `-`
     home = tmp_path / "home"
     main = repository(tmp_path / "src" / "app", "git@github.com:Org/App.git")
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "x", cwd=main)
