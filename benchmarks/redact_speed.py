@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     texts = strings()
     fns = {"new": redact}
     if args.old:
-        spec = importlib.util.spec_from_file_location("old_redact", args.old)
+        # a name inside the package, so the copy finds the package's data (the vendored rules)
+        spec = importlib.util.spec_from_file_location("harnesslink_core._old_redact", args.old)
         old = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(old)  # type: ignore[union-attr]
         fns["old"] = old.redact

