@@ -1,9 +1,12 @@
-"""Time in one place: ISO strings as the transcripts and bank entries spell them."""
+"""Time in one place: ISO strings as the transcripts and bank entries spell them.
+
+`datetime` is imported when a time is first formatted or parsed: a pass with nothing new to
+bank (most stop hooks) does neither.
+"""
 
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
 
 MAX_SECONDS = 1e10  # year 2286: anything later is garbage, not a time
 
@@ -14,6 +17,8 @@ def now() -> float:
 
 def iso(ts: float) -> str:
     """`2026-08-28T10:30:00.000Z`: UTC with milliseconds, as the bank entries spell it."""
+    from datetime import datetime, timezone
+
     try:
         dt = datetime.fromtimestamp(ts, tz=timezone.utc)
     except (OverflowError, OSError, ValueError):  # a garbage time from a transcript
@@ -30,6 +35,8 @@ def parse_iso(value: object) -> float | None:
         return seconds if 0 <= seconds < MAX_SECONDS else None
     if not isinstance(value, str) or not value:
         return None
+    from datetime import datetime, timezone
+
     text = value.strip()
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"

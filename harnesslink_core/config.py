@@ -1,29 +1,48 @@
-"""`config.yml` switches (SPEC §5): `memory.autoBank`, `cloud.autobank` and the legacy `cloud.harnesses`."""
+"""`config.yml` switches (SPEC §5): `memory.autoBank`, `cloud.autobank` and the legacy `cloud.harnesses`.
+
+Every pass reads the switches, and most passes (a stop hook's) have nothing else to do: they are
+read from a small JSON cache in the agent dir while config.yml is unchanged (same mtime, size and
+inode), and yaml is imported only to parse a file that changed (as control/exclusion.py does for
+its globs).
+"""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import Any
+import os
 
-import yaml
-
-from .atomic import atomic_write
+from . import wirejson
 from .errors import ConfigError
-from .paths import Locations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's pass)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .paths import Locations
 
 # harnesses.registry.IDS, spelled out: a foundation may not import harnesses/ (tests/test_layers.py)
 ALL_HARNESSES = ("claude-code", "codex", "pi", "omp", "antigravity")
+SWITCHES_CACHE = "switches-cache.json"
 
 
-@dataclass
 class Switches:
-    auto_bank: bool
-    autobank: list[str]  # harnesses with autobank on
-    problem: str | None = None  # why the file was not usable, if it was not
+    __slots__ = ("auto_bank", "autobank", "problem")
+
+    def __init__(self, auto_bank: bool, autobank: list[str], problem: str | None = None) -> None:
+        self.auto_bank = auto_bank
+        self.autobank = autobank  # harnesses with autobank on
+        self.problem = problem  # why the file was not usable, if it was not
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Switches) and (self.auto_bank, self.autobank, self.problem) == (
+            other.auto_bank, other.autobank, other.problem)
+
+    def __repr__(self) -> str:
+        return f"Switches(auto_bank={self.auto_bank!r}, autobank={self.autobank!r}, problem={self.problem!r})"
 
 
 def load(locs: Locations) -> dict[str, Any]:
+    import yaml
+
     try:
         text = locs.config_file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -43,10 +62,55 @@ def load(locs: Locations) -> dict[str, Any]:
 
 def switches(locs: Locations) -> Switches:
     """What is on. A missing or broken file means the defaults: everything on."""
+    path = os.fspath(locs.config_file)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return Switches(True, list(ALL_HARNESSES))
+    except OSError:
+        st = None  # `load` says why
+    stamp = [st.st_mtime_ns, st.st_size, st.st_ino] if st is not None else None
+    cache = os.path.join(os.path.dirname(path), SWITCHES_CACHE)
+    if stamp is not None:
+        cached = _cached(cache, stamp)
+        if cached is not None:
+            return cached
     try:
         data = load(locs)
     except ConfigError as exc:
         return Switches(True, list(ALL_HARNESSES), problem=str(exc))
+    found = _from_data(data)
+    if stamp is not None:
+        _keep(cache, stamp, found)
+    return found
+
+
+def _cached(cache: str, stamp: list[int]) -> Switches | None:
+    try:
+        with open(cache, encoding="utf-8") as f:
+            data = wirejson.loads(f.read())
+        if data.get("config") == stamp and isinstance(data.get("autobank"), list):
+            return Switches(data.get("auto_bank") is not False,
+                            [str(n) for n in data["autobank"] if str(n) in ALL_HARNESSES])
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def _keep(cache: str, stamp: list[int], found: Switches) -> None:
+    tmp = f"{cache}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(wirejson.dumps({"config": stamp, "auto_bank": found.auto_bank, "autobank": found.autobank}))
+        os.replace(tmp, cache)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _from_data(data: dict[str, Any]) -> Switches:
     memory = data.get("memory")
     memory = memory if isinstance(memory, dict) else {}
     cloud = data.get("cloud")
@@ -67,6 +131,10 @@ def switches(locs: Locations) -> Switches:
 
 def set_autobank(locs: Locations, names: list[str]) -> None:
     """Write `cloud.autobank`, keeping everything else in the file (comments included where possible)."""
+    import yaml
+
+    from .atomic import atomic_write
+
     try:
         text = locs.config_file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -93,6 +161,8 @@ def _flow(names: list[str]) -> str:
 
 def _edit_in_place(text: str, names: list[str]) -> str | None:
     """Replace or add `autobank:` under the top-level `cloud:` block by editing lines."""
+    import re
+
     lines = text.splitlines(keepends=True)
     cloud_at = next((i for i, line in enumerate(lines) if re.match(r"cloud:\s*(#.*)?$", line.rstrip("\n"))), None)
     if cloud_at is None:

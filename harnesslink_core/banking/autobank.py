@@ -1,36 +1,41 @@
 """The autobank pass (SPEC §5): read new transcript bytes, settle turns, bank each exactly once.
 
-One pass at a time holds `autobank.lock`; a hook that finds it taken does
-not wait (except a stop signal, briefly). For each enabled harness the pass stats every transcript, reads
-only files that changed (or hold a turn that may now settle by the quiet
-rule), from where the last read left the first unsettled turn, within a
-byte budget. Settled turns are reserved in the ledger, written, then marked
-banked; the projects it touched get their MAIN.md, summaries, state files
-and search index refreshed.
+Every writer of the bank holds `autobank.lock`; a hook that finds it taken does not wait
+(except a stop signal, briefly). The pass holds it only for short steps: deciding what to
+read, and then, a batch of transcripts at a time, reserving, writing and marking their settled
+turns and saving their read positions; reading a transcript and rendering its entries (one
+turn's slow work) happen without it, so a slow or huge transcript never keeps another
+session's stop hook waiting. For each enabled harness the pass stats every transcript, reads
+only files that changed (or hold a turn that may now settle by the quiet rule), from where the
+last read left the first unsettled turn, within a byte budget. Settled turns are reserved in
+the ledger, written, then marked banked; the projects it touched get their MAIN.md, summaries,
+state files and search index refreshed.
+
+A pass with nothing new to read (most stop hooks) imports no reader, nor yaml, json, re,
+dataclasses or typing: the stop hook's whole process costs a small multiple of a bare start.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from filelock import FileLock, Timeout
-
-from .. import clock, config, log
+from .. import clock, config, log, wirejson
 from ..control import exclusion
 from ..harnesses import registry
-from ..harnesses.base import Harness, file_digest, is_our_action
-from ..model import Reading, StateUpdate, Turn
-from ..paths import Locations
-from ..redact import redact
-from ..store import bank, identity, projectfiles, state
-from ..store.ledger import FileRecord, Ledger, open_ledger, owner_id, tombstones
+from ..store.ledger import open_ledger, owner_id, tombstones
 from . import background
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's path)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from ..harnesses.base import Harness
+    from ..model import Reading, StateUpdate, Turn
+    from ..paths import Locations
+    from ..store.bank import Entry
+    from ..store.ledger import FileRecord, Ledger
 
 DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
 FIRST_WINDOW = 30 * 86400
@@ -39,44 +44,129 @@ GIVE_UP = 7 * 86400.0  # a turn still waiting after this long is dropped
 SKIP_RESULT_CHARS = 200
 HEAD_BYTES = 4096  # digests that tell a file replaced or rewritten from one that grew
 ANCHOR_BYTES = 256
-STOP_WAIT = 10.0  # a stop signal waits this long for a running pass
+STOP_WAIT = 10.0  # a stop signal waits this long for the lock
 STOP_RETRIES = 20  # ... and re-reads a transcript that lags behind the hook this often
 STOP_RETRY_DELAY = 0.1
+COMMIT_WAIT = 10.0  # a pass that has read a batch waits this long to take the lock again and write it
+BATCH_TURNS = 64  # entries written (and synced together) under one hold of the lock
+LOCK_POLL = 0.05
 DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
 CWD_PEEK_BYTES = 256 * 1024  # how far into a transcript we look for its cwd before reading it
 KEPT_OUT = "kept out: "  # `files.excluded` of a transcript whose project is kept out (exclusion.py)
 TEMP_STALE = 600.0  # a temporary file this old was left by a writer that died: removed
+LONG_LINE = "long_line"  # the pass's key in a read position's carry: a partial line past MAX_LINE (base.py)
 
 
-@dataclass
 class StopSignal:
     """A harness told us a session's turn just ended (its Stop hook, or our extension's end of run)."""
 
-    harness: str
-    session_id: str
-    transcript_path: str | None
-    at: float
-    last_message: str | None = None
-    turn_id: str | None = None  # Codex names the turn that ended
+    __slots__ = ("harness", "session_id", "transcript_path", "at", "last_message", "turn_id")
+
+    def __init__(self, harness: str, session_id: str, transcript_path: str | None, at: float,
+                 last_message: str | None = None, turn_id: str | None = None) -> None:
+        self.harness, self.session_id, self.transcript_path, self.at = harness, session_id, transcript_path, at
+        self.last_message = last_message
+        self.turn_id = turn_id  # Codex names the turn that ended
 
 
-@dataclass
 class PassReport:
-    locked: bool = False
-    disabled: bool = False
-    banked: int = 0
-    skipped: int = 0
-    dropped: int = 0
-    duplicates: int = 0
-    excluded: int = 0  # turns of projects kept out (memory.exclude, .harnesslink-off)
-    bytes_read: int = 0
-    backlog: int = 0  # transcripts with unread bytes left for a later pass
-    errors: int = 0
-    failure: str | None = None  # the last write that failed (full disk, permissions, database), in one line
-    touched: set[str] = field(default_factory=set)  # project slugs
-    entries: list[Path] = field(default_factory=list)
-    open_turns: int = 0
-    stop_waiting: bool = False  # the stopped session's last turn is not in its transcript yet
+    def __init__(self, locked: bool = False, disabled: bool = False) -> None:
+        self.locked = locked
+        self.disabled = disabled
+        self.banked = 0
+        self.skipped = 0
+        self.dropped = 0
+        self.duplicates = 0
+        self.excluded = 0  # turns of projects kept out (memory.exclude, .harnesslink-off)
+        self.bytes_read = 0
+        self.backlog = 0  # transcripts with unread bytes left for a later pass
+        self.errors = 0
+        self.failure: str | None = None  # the last write that failed (full disk, permissions, database), in one line
+        self.touched: set[str] = set()  # project slugs
+        self.entries: list[Path] = []
+        self.open_turns = 0
+        self.stop_waiting = False  # the stopped session's last turn is not in its transcript yet
+
+    def __repr__(self) -> str:
+        return "PassReport(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
+
+
+class PassLock:
+    """`autobank.lock`, taken with `fcntl.flock` as filelock takes it on Unix (the same file, the same
+    lock: our other writers hold it through filelock), polled until `wait` runs out; filelock itself
+    where there is no flock. Taken and let go many times by one pass (see the module docstring)."""
+
+    def __init__(self, path: os.PathLike[str] | str) -> None:
+        self.path = os.fspath(path)
+        self.fd: int | None = None
+        self.fallback = None
+        self.held = False
+
+    def acquire(self, wait: float) -> bool:
+        if self.held:
+            return True
+        if self.fallback is None:
+            try:
+                import fcntl
+            except ImportError:
+                fcntl = None
+            if fcntl is not None:
+                taken = self._flock(fcntl, wait)
+                if taken is not None:
+                    return taken
+        return self._filelock(wait)
+
+    def _flock(self, fcntl, wait: float) -> bool | None:
+        """Taken, or not within `wait`; None where this file system has no flock."""
+        if self.fd is None:
+            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            try:
+                self.fd = os.open(self.path, flags, 0o666)
+            except PermissionError:  # someone else's lock file: a lock needs no write access
+                self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.held = True
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(min(LOCK_POLL, max(0.0, deadline - time.monotonic())))
+            except OSError:  # a file system without flock: filelock knows what to do there
+                os.close(self.fd)
+                self.fd = None
+                return None
+
+    def _filelock(self, wait: float) -> bool:
+        from filelock import FileLock, Timeout
+
+        if self.fallback is None:
+            self.fallback = FileLock(self.path)
+        try:
+            self.fallback.acquire(timeout=wait)
+        except Timeout:
+            return False
+        self.held = True
+        return True
+
+    def release(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        if self.fallback is not None:
+            self.fallback.release()
+        else:
+            import fcntl
+
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        self.release()
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 def run_pass(
@@ -89,9 +179,10 @@ def run_pass(
     wait: float = 0.0,
     now: float | None = None,
 ) -> PassReport:
-    """One incremental pass. Never raises for a transcript's fault; returns at once if another pass runs.
+    """One incremental pass. Never raises for a transcript's fault; returns at once if another pass
+    holds the lock.
 
-    With a stop signal it waits (up to STOP_WAIT seconds) for a running pass instead: the harness
+    With a stop signal it waits (up to STOP_WAIT seconds) for the lock instead: the harness
     waits for its Stop hook anyway, and the turn should be in the bank when the CLI exits.
     """
     if stop is not None:
@@ -101,24 +192,24 @@ def run_pass(
     try:
         if stop is not None:
             ledger.note_stop(stop.harness, stop.session_id, stop.at)
-        lock = FileLock(str(locs.pass_lock))
+        lock = PassLock(locs.pass_lock)
         try:
-            lock.acquire(timeout=wait)
-        except Timeout:
-            return PassReport(locked=True)
-        try:
+            if not lock.acquire(wait):
+                return PassReport(locked=True)
             report = PassReport()
             for _ in range(STOP_RETRIES):
-                report = _Pass(locs, ledger, budget, now if now is not None else clock.now()).run(
-                    harnesses=harnesses, paths=paths, stop=stop
-                )
-                if not report.stop_waiting:
+                report = _Pass(locs, ledger, budget, now if now is not None else clock.now(), lock,
+                               max(wait, COMMIT_WAIT)).run(harnesses=harnesses, paths=paths, stop=stop)
+                if not report.stop_waiting or report.locked:
                     break
                 # the harness said the turn ended, but its transcript lags behind: give it a moment
+                lock.release()
                 time.sleep(STOP_RETRY_DELAY)
+                if not lock.acquire(wait):
+                    break
             return report
         finally:
-            lock.release()
+            lock.close()
     finally:
         ledger.close()
 
@@ -163,25 +254,67 @@ def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 
     return total
 
 
-def _enabled(locs: Locations, requested: list[str] | None) -> list[str]:
-    switches = config.switches(locs)
+def _enabled(locs: Locations, requested: list[str] | None, switches: config.Switches | None = None) -> list[str]:
+    switches = switches or config.switches(locs)
     if not switches.auto_bank:
         return []
     names = [n for n in switches.autobank if n in registry.MODULES]
     return [n for n in names if requested is None or n in requested]
 
 
+class _FileWork:
+    """One transcript read and settled without the lock, waiting for the lock to be written."""
+
+    __slots__ = ("name", "path", "st", "rec", "reading", "start", "session_id", "still_open", "prepared", "long_line")
+
+    def __init__(self, name: str, path: Path, st: os.stat_result, rec: FileRecord | None, reading: Reading,
+                 start: int, session_id: str | None, still_open: list[tuple[int, float]],
+                 prepared: list[tuple[str, Turn, Entry | None]], long_line: list[int] | None) -> None:
+        self.name, self.path, self.st, self.rec, self.reading, self.start = name, path, st, rec, reading, start
+        self.session_id, self.still_open, self.prepared, self.long_line = session_id, still_open, prepared, long_line
+
+
+class _Held:
+    """The lock of a pass whose caller holds it already."""
+
+    held = True
+
+    def acquire(self, wait: float) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+
+class _LockLost(Exception):
+    """The lock could not be taken back within COMMIT_WAIT: what was read is read again next pass."""
+
+
 class _Pass:
-    def __init__(self, locs: Locations, ledger: Ledger, budget: int, now: float):
+    def __init__(self, locs: Locations, ledger: Ledger, budget: int, now: float, lock: PassLock | None = None,
+                 commit_wait: float = COMMIT_WAIT):
         self.locs = locs
         self.ledger = ledger
+        self.lock = lock or _Held()
         self.budget = budget
         self.now = now
+        self.commit_wait = commit_wait
         self.owner = owner_id()
         self.report = PassReport()
         self.sessions: dict[tuple[str, str], tuple[str, list[StateUpdate]]] = {}
         self.listings: dict[Path, set[str]] = {}
         self.kept_out_cwds: dict[str, str | None] = {}
+
+    def _unlocked(self) -> None:
+        """Slow work ahead (reading a transcript, rendering its entries): others may write meanwhile."""
+        self.lock.release()
+
+    def _locked(self) -> None:
+        if self.lock.held:
+            return
+        if not self.lock.acquire(self.commit_wait):
+            raise _LockLost
+        self.listings.clear()  # another writer may have added entries while we did not hold it
 
     def run(self, *, harnesses: list[str] | None, paths: list[Path] | None, stop: StopSignal | None) -> PassReport:
         switches = config.switches(self.locs)
@@ -190,21 +323,23 @@ class _Pass:
         if not switches.auto_bank:
             self.report.disabled = True
             return self.report
-        enabled = _enabled(self.locs, harnesses)
+        enabled = _enabled(self.locs, harnesses, switches)
         self._note_disabled(enabled, harnesses)
-        for name in enabled:
-            try:
-                harness = registry.get(name)
-            except ImportError:
-                continue
-            try:
-                self._harness(name, harness, paths, stop)
-            except Exception as exc:  # noqa: BLE001 - one harness's fault must not stop the others
-                self._error(f"{name}: pass failed: {exc!r}", name, None, exc)
-        self._finish_projects()
+        try:
+            for name in enabled:
+                try:
+                    self._harness(name, paths, stop)
+                except _LockLost:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - one harness's fault must not stop the others
+                    self._error(f"{name}: pass failed: {exc!r}", name, None, exc)
+            self._locked()
+            self._finish_projects()
+        except _LockLost:
+            self.report.locked = True
+            return self.report
         if paths is None:
             background.mark_pass(self.locs)
-            identity.forget_cache(self.locs)  # an IDENTITY.md pulled into a known folder counts from now
         return self.report
 
     def _note_disabled(self, enabled: list[str], requested: list[str] | None) -> None:
@@ -219,15 +354,20 @@ class _Pass:
                 self.ledger.set_harness(name, enabled=True, window_start=max(row.window_start, self.now - FIRST_WINDOW))
 
     # -- one harness -----------------------------------------------------
-    def _harness(self, name: str, harness: Harness, paths: list[Path] | None, stop: StopSignal | None) -> None:
+    def _harness(self, name: str, paths: list[Path] | None, stop: StopSignal | None) -> None:
+        harness: Harness | None = None
         row = self.ledger.harness_row(name)
         if row is None:
             self.ledger.set_harness(name, window_start=self.now - FIRST_WINDOW, enabled=True)
             window = self.now - FIRST_WINDOW
         else:
             window = row.window_start
-        records = self.ledger.files(name)
         if paths is None:
+            try:
+                harness = registry.get(name)
+            except ImportError:
+                return
+            records = self.ledger.files(name)
             # plain strings: building 10,000 Path objects would cost more than the rest of a no-op pass
             found = [os.fspath(f) for f in harness.iter_transcripts(self.locs)]
             present = set(found)
@@ -236,6 +376,7 @@ class _Pass:
                 self.ledger.forget_files(gone)
         else:
             found = [str(p) for p in paths if p.is_file()]
+            records = self.ledger.files(name, found)
         todo: list[tuple[float, str, os.stat_result, FileRecord | None]] = []
         for path in found:
             try:
@@ -247,14 +388,30 @@ class _Pass:
                 todo.append((st.st_mtime, path, st, rec))
         todo.sort(key=lambda item: item[0])
         remaining = self.budget
+        batch: list[_FileWork] = []
         for _, path, st, rec in todo:
             if remaining <= 0:
                 self.report.backlog += 1
                 continue
+            if harness is None:
+                try:
+                    harness = registry.get(name)  # only now: a pass with nothing to read imports no reader
+                except ImportError:
+                    return
+            self._unlocked()
             try:
-                remaining -= self._read_file(name, harness, Path(path), st, rec, window, remaining, stop)
+                work, read = self._read_file(name, harness, _as_path(path), st, rec, window, remaining, stop)
+                remaining -= read
             except Exception as exc:  # noqa: BLE001 - a transcript we cannot read is a log line
                 self._error(f"{path}: {exc!r}", name, str(path), exc)
+                continue
+            if work is not None:
+                batch.append(work)
+            if sum(len(w.prepared) for w in batch) >= BATCH_TURNS:
+                self._commit(batch, window)
+                batch = []
+        self._commit(batch, window)
+        self._locked()
         self.ledger.set_harness(name, last_pass=self.now, backlog=self.report.backlog)
 
     def _needs_read(self, path: str, st: os.stat_result, rec: FileRecord | None, window: float,
@@ -262,6 +419,8 @@ class _Pass:
         if rec is None or rec.read_end is None:
             if st.st_mtime < window:
                 if rec is None:  # remember it unopened, so the next pass skips it with one stat
+                    from ..store.ledger import FileRecord
+
                     self.ledger.save_file(FileRecord(path=path, harness=name, dev=st.st_dev, ino=st.st_ino,
                                                      size=st.st_size, mtime=st.st_mtime))
                 return False
@@ -288,6 +447,8 @@ class _Pass:
         reason = self._kept_out(cwd)
         if reason is None:
             return False
+        from ..store.ledger import FileRecord
+
         self.ledger.save_file(FileRecord(
             path=str(path), harness=name, dev=st.st_dev, ino=st.st_ino, size=st.st_size, mtime=st.st_mtime,
             read_end=st.st_size, resume=st.st_size, session_id=rec.session_id if rec else None, cwd=cwd,
@@ -295,37 +456,43 @@ class _Pass:
         return True
 
     def _read_file(self, name: str, harness: Harness, path: Path, st: os.stat_result, rec: FileRecord | None,
-                   window: float, budget: int, stop: StopSignal | None) -> int:
-        """Read a transcript's new bytes, bank the turns that settled, remember where to resume; bytes read."""
+                   window: float, budget: int, stop: StopSignal | None) -> tuple[_FileWork | None, int]:
+        """Read a transcript's new bytes and settle its turns, without the lock: the work to write
+        (None for a transcript kept out) and the bytes read."""
         if self._skip_kept_out(name, path, st, rec):
-            return 0
+            return None, 0
         # kept out until now: the turns it held then (the bytes we skipped) stay out; it is read again
         # from the start, for its session facts
         kept_out_until = rec.read_end if rec and (rec.excluded or "").startswith(KEPT_OUT) else None
         start, carry = self._start(path, st, rec)
-        reading = self._read(name, harness, path, start, carry, budget)
+        long_line = carry.pop(LONG_LINE, None)
+        reading, long_line = self._read(name, harness, path, start, carry, budget, long_line)
         session = reading.session
         session_id = session.session_id if session else (rec.session_id if rec else None)
         still_open: list[tuple[int, float]] = []
+        prepared: list[tuple[str, Turn, Entry | None]] = []
         if reading.excluded is None:
             settled, still_open = self._verdicts(name, reading, st.st_mtime, session_id, kept_out_until, stop)
-            unwritten = self._settle(settled, window, session.cwd if session else "")
-            # not written (full disk, a reservation held by a pass that died): read it again later
-            still_open += [(turn.offset, self.now + 60) for turn in unwritten]
-        self.report.open_turns += len(still_open)
+            prepared = self._prepare(settled, window, session.cwd if session else "")
         if session is not None and reading.states and kept_out_until is None:
             self._note_states(session.harness, session.session_id, session.cwd, reading.states)
-        self._save_position(name, path, st, rec, reading, session_id, still_open)
-        return max(0, reading.end - start)
+        work = _FileWork(name, path, st, rec, reading, start, session_id, still_open, prepared, long_line)
+        return work, max(0, reading.end - start)
 
-    def _read(self, name: str, harness: Harness, path: Path, start: int, carry: dict, budget: int) -> Reading:
-        reading = harness.read(path, start, carry, budget)
+    def _read(self, name: str, harness: Harness, path: Path, start: int, carry: dict, budget: int,
+              long_line: list[int] | None) -> tuple[Reading, list[int] | None]:
+        from ..harnesses import base
+
+        with base.remembering_long_line(path, long_line) as memo:
+            reading = harness.read(path, start, carry, budget)
         self.report.bytes_read += max(0, reading.end - start)
         if not reading.at_eof:
             self.report.backlog += 1
         if reading.bad_lines:
             self._error(f"{path}: {reading.bad_lines} unreadable lines skipped", name, str(path))
-        return reading
+        # a partial line past the cap that the next read will reach again (it starts after where this one ended)
+        kept = memo.value if memo.value and memo.value[0] >= reading.end else None
+        return reading, kept
 
     def _verdicts(self, name: str, reading: Reading, mtime: float, session_id: str | None,
                   kept_out_until: int | None, stop: StopSignal | None,
@@ -361,15 +528,22 @@ class _Pass:
         return verdict if turn.closed else "open"
 
     def _save_position(self, name: str, path: Path, st: os.stat_result, rec: FileRecord | None, reading: Reading,
-                       session_id: str | None, still_open: list[tuple[int, float]]) -> None:
-        """The next read resumes at the first turn still open, else where this one ended (SPEC §5)."""
+                       session_id: str | None, still_open: list[tuple[int, float]],
+                       long_line: list[int] | None = None) -> None:
+        """The next read resumes at the first turn still open, else where this one ended (SPEC §5);
+        a partial line past the cap is remembered, so the next read skips what it scanned of it."""
+        import json
+
+        from ..store.ledger import FileRecord
+
         head, anchor = _digests(path, reading.end, st.st_size)
         session = reading.session
+        carry = dict(reading.carry, **{LONG_LINE: long_line}) if long_line else reading.carry
         self.ledger.save_file(FileRecord(
             path=str(path), harness=name, dev=st.st_dev, ino=st.st_ino,
             size=st.st_size if reading.at_eof else -1, mtime=st.st_mtime,
             read_end=reading.end, resume=min([reading.end, *(offset for offset, _ in still_open)]),
-            head_hash=head, anchor_hash=anchor, carry_json=json.dumps(reading.carry),
+            head_hash=head, anchor_hash=anchor, carry_json=json.dumps(carry),
             session_id=session_id, cwd=session.cwd if session else (rec.cwd if rec else None),
             excluded=reading.excluded, open_turns=len(still_open),
             next_check=min((due for _, due in still_open), default=None),
@@ -378,6 +552,8 @@ class _Pass:
 
     def _start(self, path: Path, st: os.stat_result, rec: FileRecord | None) -> tuple[int, dict]:
         """Where to resume: the last position if the bytes before it are still what we read."""
+        from ..harnesses.base import file_digest
+
         if rec is None or rec.read_end is None:
             return 0, {}
         if st.st_size < rec.read_end:
@@ -401,71 +577,130 @@ class _Pass:
         return rec.resume, rec.carry()
 
     # -- settled turns ---------------------------------------------------
-    def _settle(self, settled: list[tuple[Turn, str]], window: float, fallback_cwd: str) -> list[Turn]:
-        """Drop, skip or bank a transcript's finished turns; returns those a later pass must try again.
+    def _prepare(self, settled: list[tuple[Turn, str]], window: float,
+                 fallback_cwd: str) -> list[tuple[str, Turn, Entry | None]]:
+        """What becomes of each finished turn, decided (and its entry rendered) without the lock:
+        ("excluded" | "drop" | "skipped" | "bank", turn, entry)."""
+        from ..harnesses.base import is_our_action
+        from ..store import bank
 
-        Three short steps keep the ledger free for the hooks in between: record and reserve in
-        one transaction, write the entries (each fsync'd, each folder once), then mark them
-        banked in one transaction — only once they are durable. A pass that dies between the
-        steps leaves reservations that a later pass takes over; `bank.write` finds an entry
-        that was already written.
-        """
-        to_write, busy = self._reserve(settled, window, fallback_cwd)
+        prepared: list[tuple[str, Turn, Entry | None]] = []
+        for turn, verdict in settled:
+            if verdict == "excluded" or self._kept_out(turn.cwd or fallback_cwd):
+                prepared.append(("excluded", turn, None))
+                continue
+            if verdict == "drop":
+                prepared.append(("drop", turn, None))
+                continue
+            if turn.ended < window:
+                continue  # before the backfill window: not ours to bank (a wider backfill reads it again)
+            turn.cwd = turn.cwd or fallback_cwd
+            self._checkpoint(turn, turn.cwd)
+            # our own memory tools are not work: a turn that only looked memory up (or recorded a
+            # learning, banked already as its own entry) is skipped like one with no tool call
+            worked = any(not is_our_action(a.tool) for a in turn.actions)
+            if not worked and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
+                prepared.append(("skipped", turn, None))
+                continue
+            prepared.append(("bank", turn, bank.render(turn)))
+        return prepared
+
+    def _settle(self, settled: list[tuple[Turn, str]], window: float, fallback_cwd: str) -> list[Turn]:
+        """Drop, skip or bank finished turns at once (see `_commit`); returns those a later pass must try again."""
+        prepared = self._prepare(settled, window, fallback_cwd)
+        self._locked()
+        to_write, busy = self._reserve(prepared)
         written, failed = self._write(to_write)
         self._mark_banked(written)
         return busy + failed
 
-    def _reserve(self, settled: list[tuple[Turn, str]], window: float,
-                 fallback_cwd: str) -> tuple[list[Turn], list[Turn]]:
+    def _commit(self, batch: list[_FileWork], window: float) -> None:
+        """Under the lock: settle a batch of transcripts' turns, then save where each read ended.
+
+        Three short steps keep the ledger free for the hooks in between: record and reserve in
+        one transaction, write the entries (synced together, each folder once), then mark them
+        banked in one transaction — only once they are durable. A pass that dies between the
+        steps leaves reservations that a later pass takes over; `bank.write` finds an entry
+        that was already written. A turn not written (a full disk, a read-only tree, a
+        reservation another pass holds) is read again by the next pass.
+        """
+        if not batch:
+            return
+        self._locked()
+        to_write, busy = self._reserve([item for work in batch for item in work.prepared])
+        written, failed = self._write(to_write)
+        self._mark_banked(written)
+        retry = {id(turn) for turn in busy + failed}
+        for work in batch:
+            still_open = work.still_open + [(turn.offset, self.now) for _, turn, _ in work.prepared
+                                            if id(turn) in retry]
+            self.report.open_turns += len(still_open)
+            try:
+                self._save_position(work.name, work.path, work.st, work.rec, work.reading, work.session_id,
+                                    still_open, work.long_line)
+            except Exception as exc:  # noqa: BLE001 - read again from where it was
+                self._error(f"{work.path}: {exc!r}", work.name, str(work.path), exc)
+
+    def _reserve(self, prepared: list[tuple[str, Turn, Entry | None]]
+                 ) -> tuple[list[tuple[Turn, Entry]], list[Turn]]:
         """Record the turns that get no entry and reserve the others: (reserved, reserved by another pass)."""
-        to_write: list[Turn] = []
+        to_write: list[tuple[Turn, Entry]] = []
         busy: list[Turn] = []
         with self.ledger.write():
-            for turn, verdict in settled:
-                if verdict == "excluded" or self._kept_out(turn.cwd or fallback_cwd):
+            for kind, turn, entry in prepared:
+                if kind == "excluded":
                     if self.ledger.turn_status(turn.key) is None:
                         self.ledger.record(turn.key, turn.harness, "excluded", turn.dedupe_id, turn.ended)
                         self.report.excluded += 1
-                    continue
-                if verdict == "drop":
+                elif kind == "drop":
                     self.ledger.record(turn.key, turn.harness, "dropped", turn.dedupe_id, turn.ended)
                     self.report.dropped += 1
-                    continue
-                if turn.ended < window:
-                    continue  # before the backfill window: not ours to bank (a wider backfill reads it again)
-                turn.cwd = turn.cwd or fallback_cwd
-                self._checkpoint(turn, turn.cwd)
-                # our own memory tools are not work: a turn that only looked memory up (or recorded a
-                # learning, banked already as its own entry) is skipped like one with no tool call
-                worked = any(not is_our_action(a.tool) for a in turn.actions)
-                if not worked and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
+                elif kind == "skipped":
                     if self.ledger.turn_status(turn.key) is None:
                         self.ledger.record(turn.key, turn.harness, "skipped", turn.dedupe_id, turn.ended)
                         self.report.skipped += 1
-                    continue
-                if turn.revision is not None and self._rewrote(turn):
-                    continue
-                status = self.ledger.reserve(turn.key, turn.harness, turn.dedupe_id, self.owner, self.now)
-                if status == "duplicate":
-                    self.report.duplicates += 1
-                elif status == "ok":
-                    to_write.append(turn)
-                elif status == "busy":
-                    busy.append(turn)
+                elif entry is not None and not (turn.revision is not None and self._rewrote(turn, entry)):
+                    status = self.ledger.reserve(turn.key, turn.harness, turn.dedupe_id, self.owner, self.now)
+                    if status == "duplicate":
+                        self.report.duplicates += 1
+                    elif status == "ok":
+                        to_write.append((turn, entry))
+                    elif status == "busy":
+                        busy.append(turn)
         return to_write, busy
 
-    def _write(self, to_write: list[Turn]) -> tuple[list[tuple[Turn, Path, str]], list[Turn]]:
-        """Write the reserved turns' entries, durably: (turn, entry, project) of each written, and those not."""
+    def _write(self, to_write: list[tuple[Turn, Entry]]) -> tuple[list[tuple[Turn, Path, str]], list[Turn]]:
+        """Write the reserved turns' entries, durably: (turn, entry, project) of each written, and those not.
+
+        The new entries' bytes go to temporary files first and are synced together; each is then
+        linked into place (`bank.write`), and each folder synced once."""
+        from ..store import bank
+
         written: list[tuple[Turn, Path, str]] = []
         failed: list[Turn] = []
-        for turn in to_write:
+        staged: list[tuple[Turn, Entry, Path, str, Path | None]] = []
+        for turn, entry in to_write:
             slug = bank.project_slug(turn.cwd)
             folder = self.locs.memories / slug / "bank"
+            tmp = None
             try:
-                path = bank.write(folder, bank.render(turn), sync_folder=False, listing=self._listing(folder))
+                if not bank.find_entry(folder, entry.file_iso, entry.turn_key, self._listing(folder)):
+                    tmp = bank.stage(folder, entry)
             except OSError as exc:
-                # a full disk or a read-only tree: the reservation lapses and a later pass retries
-                self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None, failure=exc)
+                self._write_failed(turn, exc)
+                failed.append(turn)
+                continue
+            staged.append((turn, entry, folder, slug, tmp))
+        errors = bank.sync_staged([tmp for *_, tmp in staged if tmp is not None])
+        synced = iter(errors)
+        for turn, entry, folder, slug, tmp in staged:
+            error = next(synced) if tmp is not None else None
+            try:
+                if error is not None:
+                    raise error
+                path = bank.write(folder, entry, sync_folder=False, listing=self._listing(folder), staged=tmp)
+            except OSError as exc:
+                self._write_failed(turn, exc)
                 failed.append(turn)
                 continue
             written.append((turn, path, slug))
@@ -473,7 +708,13 @@ class _Pass:
             bank.fsync_dir(folder)
         return written, failed
 
+    def _write_failed(self, turn: Turn, exc: OSError) -> None:
+        # a full disk or a read-only tree: the reservation lapses and the next pass retries
+        self._error(f"cannot write entry for {turn.key}: {exc!r}", turn.harness, None, failure=exc)
+
     def _mark_banked(self, written: list[tuple[Turn, Path, str]]) -> None:
+        if not written:
+            return
         with self.ledger.write():
             for turn, path, slug in written:
                 self.ledger.finish(turn.key, "banked", entry=str(path), project=slug, ended=turn.ended)
@@ -493,18 +734,23 @@ class _Pass:
                 self.listings[folder] = set()
         return self.listings[folder]
 
-    def _rewrote(self, turn: Turn) -> bool:
+    def _rewrote(self, turn: Turn, rendered: Entry) -> bool:
         """An entry that follows its source (Antigravity): rewrite it when what it shows changed."""
+        from ..store import bank
+
         entry, revision = self.ledger.revision(turn.key)
         if entry is None:
             return False
-        if revision != turn.revision and Path(entry).exists():
-            bank.rewrite(Path(entry), bank.render(turn))
+        if revision != turn.revision and _as_path(entry).exists():
+            bank.rewrite(_as_path(entry), rendered)
             self.ledger.set_revision(turn.key, turn.revision or "")
-            self.report.touched.add(Path(entry).parent.parent.name)
+            self.report.touched.add(_as_path(entry).parent.parent.name)
         return True
 
     def _checkpoint(self, turn: Turn, cwd: str) -> None:
+        from ..model import StateUpdate
+        from ..store import bank
+
         update = StateUpdate(at=turn.ended, kind="turn", note=bank.make_title(redact(turn.title or turn.prompt)))
         self._note_states(turn.harness, turn.session_id, cwd, [update])
 
@@ -518,6 +764,10 @@ class _Pass:
         """State files, MAIN.md, summaries and the index of the projects this pass touched, and of
         those an earlier pass could not finish (a full disk, a read-only folder): retried until done."""
         unfinished = self._unfinished()
+        if not (self.sessions or self.report.touched or unfinished["sessions"] or unfinished["projects"]):
+            return  # nothing was banked, nothing is left to finish
+        from ..store import bank, projectfiles, state
+
         for harness, session_id, cwd in unfinished["sessions"]:
             self.sessions.setdefault((harness, session_id), (cwd, []))
         self.report.touched |= set(unfinished["projects"])
@@ -560,14 +810,16 @@ class _Pass:
 
     def _record_identity(self, slug: str, cwd: str) -> None:
         """The repository this project's folder is, written into the tree (SPEC §11), once it has a bank."""
+        from ..store import identity
+
         project = self.locs.memories / slug
         if (project / "bank").is_dir() and identity.record(str(project), cwd):
             identity.forget_cache(self.locs)
 
     def _unfinished(self) -> dict[str, list]:
         try:
-            value = json.loads(self.ledger.get_meta("unfinished") or "{}")
-        except (ValueError, sqlite3.Error):
+            value = wirejson.loads(self.ledger.get_meta("unfinished") or "{}")
+        except (ValueError, _sqlite3().Error):
             value = {}
         value = value if isinstance(value, dict) else {}
         return {"sessions": [s for s in value.get("sessions", []) if isinstance(s, list) and len(s) == 3],
@@ -577,9 +829,11 @@ class _Pass:
         new = {"sessions": sessions, "projects": sorted(projects)}
         if new == old:
             return
+        import json
+
         try:
             self.ledger.set_meta("unfinished", json.dumps(new))
-        except sqlite3.Error as exc:
+        except _sqlite3().Error as exc:
             log.error(self.locs, "could not remember what to finish next pass", exc)
 
     def _refresh_index(self) -> bool:
@@ -597,13 +851,32 @@ class _Pass:
     def _error(self, message: str, harness: str | None, path: str | None, exc: BaseException | None = None,
                *, failure: BaseException | None = None) -> None:
         self.report.errors += 1
-        failure = failure or (exc if isinstance(exc, (OSError, sqlite3.Error)) else None)
+        failure = failure or (exc if isinstance(exc, (OSError, _sqlite3().Error)) else None)
         if failure is not None:
             from ..errors import describe
 
             self.report.failure = describe(failure, self.locs)
         log.error(self.locs, message, exc)
         self.ledger.error(message, harness, path)
+
+
+def redact(text: str) -> str:
+    """`redact.redact`, imported when a turn is first banked (a pass with nothing new needs none)."""
+    from .. import redact as module
+
+    return module.redact(text)
+
+
+def _sqlite3():
+    from ..fastsqlite import sqlite3
+
+    return sqlite3
+
+
+def _as_path(text: str) -> Path:
+    from pathlib import Path
+
+    return Path(text)
 
 
 def _sweep_temp(project: Path) -> None:
@@ -642,6 +915,8 @@ def _writer_gone(name: str) -> bool:
 def _peek_cwd(path: Path) -> str | None:
     """The first `cwd` a transcript names (Claude Code lines, Codex session_meta and turn_context,
     pi/omp session headers), reading no further than needed."""
+    import json
+
     try:
         with open(path, "rb") as f:
             read = 0
@@ -669,6 +944,8 @@ def _peek_cwd(path: Path) -> str | None:
 
 def _digests(path: Path, end: int, size: int) -> tuple[str, str]:
     """The head and anchor digests `_start` checks before it resumes at `end`."""
+    from ..harnesses.base import file_digest
+
     with open(path, "rb") as f:
         head_len = min(HEAD_BYTES, end) if end else min(HEAD_BYTES, size)
         anchor_at = max(0, end - ANCHOR_BYTES)

@@ -54,6 +54,38 @@ def all_readable(locs: Locations) -> str | None:
 
 
 MAX_LINE = 64 * 1024 * 1024  # a line longer than this is skipped unread
+CHUNK = 1024 * 1024  # a line is read this much at a time until its end is found
+
+
+class LongLine:
+    """Where a partial last line past MAX_LINE starts and how far it has been scanned: [start, scanned],
+    or None. The pass keeps it in the file's read position, so the next read scans only what was
+    added to that line since (see `remembering_long_line`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        ok = (isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value)
+              and 0 <= value[0] <= value[1])
+        self.value: list[int] | None = list(value) if ok else None  # type: ignore[arg-type]
+
+
+_LONG_LINES: dict[str, LongLine] = {}
+
+
+class remembering_long_line:  # noqa: N801 - used as a `with` statement, like a function
+    """While a reader reads `path`, `iter_lines` skips the long line it was told of and updates it."""
+
+    def __init__(self, path: os.PathLike[str] | str, value: object) -> None:
+        self.key = os.fspath(path)
+        self.memo = LongLine(value)
+
+    def __enter__(self) -> LongLine:
+        _LONG_LINES[self.key] = self.memo
+        return self.memo
+
+    def __exit__(self, *exc: object) -> None:
+        _LONG_LINES.pop(self.key, None)
 
 
 def scan_files(folder: os.PathLike[str] | str, wanted: Callable[[str], bool], depth: int | None,
@@ -81,30 +113,58 @@ def iter_lines(f: BinaryIO, start: int) -> Iterator[tuple[int, int, bytes]]:
     """Complete lines from `start`: (offset, end offset, raw bytes without the newline).
 
     A last line without its newline is still being written: it is not yielded,
-    so the next read resumes before it.
+    so the next read resumes before it. A line longer than MAX_LINE is yielded empty: it is
+    scanned for its end a chunk at a time, never held whole; one still being written past
+    MAX_LINE is remembered (`remembering_long_line`), so the next read resumes its scan.
     """
+    memo = _LONG_LINES.get(getattr(f, "name", None)) if _LONG_LINES else None  # type: ignore[arg-type]
     f.seek(start)
     offset = start
     while True:
-        raw = f.readline(MAX_LINE)
-        if not raw:
-            return
-        if not raw.endswith(b"\n"):
-            if len(raw) < MAX_LINE:
-                return  # partial last line
-            # a giant line: skip to its end without holding it
-            end = offset + len(raw)
-            while raw and not raw.endswith(b"\n"):
-                raw = f.readline(MAX_LINE)
-                end += len(raw)
-            if not raw:
+        if memo is not None and memo.value is not None and memo.value[0] == offset:
+            f.seek(memo.value[1])
+            end, scanned = _line_end(f, memo.value[1])
+            if end is None:
+                memo.value = [offset, scanned]
                 return
             yield offset, end, b""
             offset = end
             continue
-        end = offset + len(raw)
-        yield offset, end, raw[:-1]
+        raw = f.readline(CHUNK)
+        if not raw:
+            return
+        if raw.endswith(b"\n"):
+            end = offset + len(raw)
+            yield offset, end, raw[:-1]
+            offset = end
+            continue
+        if len(raw) < CHUNK:
+            return  # partial last line
+        end, scanned = _line_end(f, offset + len(raw))
+        del raw
+        if end is None:
+            if memo is not None and scanned - offset > MAX_LINE:
+                memo.value = [offset, scanned]
+            return  # partial last line
+        if end - offset > MAX_LINE:
+            yield offset, end, b""  # a giant line: skipped without holding it
+        else:
+            f.seek(offset)
+            yield offset, end, f.read(end - offset)[:-1]
+        f.seek(end)
         offset = end
+
+
+def _line_end(f: BinaryIO, pos: int) -> tuple[int | None, int]:
+    """From `pos` (where `f` is), the offset after the next newline (None if the file ends first) and
+    how far was read."""
+    while True:
+        piece = f.readline(CHUNK)
+        if not piece:
+            return None, pos
+        pos += len(piece)
+        if piece.endswith(b"\n"):
+            return pos, pos
 
 
 def decode(raw: bytes) -> dict[str, Any] | None:

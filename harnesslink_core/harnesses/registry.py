@@ -1,15 +1,18 @@
 """Every harness we ship, by id (SPEC §3's harness ids): the one list the other layers take theirs from.
 
 A reader is imported when it is first asked for, so the stop hook's pass loads only
-the harnesses it reads. Each loader returns its module as a `Harness`, so a type
+the harnesses it reads (and none when its transcript has nothing new); this module itself
+imports none of them, nor `base`. Each loader returns its module as a `Harness`, so a type
 checker holds every reader to the protocol of `base.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the ids cost a pass nothing
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-from .base import Harness
+    from .base import Harness
 
 
 def _claude_code() -> Harness:

@@ -226,21 +226,32 @@ def _holding(bank_dir: Path, names: list[str], turn_key: str) -> Path | None:
     return None
 
 
-def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: set[str] | None = None) -> Path:
+def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: set[str] | None = None,
+          staged: Path | None = None) -> Path:
     """Write the entry under a name no other entry has, atomically; return its path.
 
     The file appears whole or not at all: it is written to a temporary name
     (not ending in .md, so the uploader never sees it) and linked into place,
     which fails rather than replaces when the name is taken. A caller writing many entries
     may sync their folder once itself (`sync_folder=False`, then `fsync_dir`) and hand in the
-    folder's names (`listing`, kept up to date here) instead of listing it for each entry.
+    folder's names (`listing`, kept up to date here) instead of listing it for each entry, and
+    may write and sync the temporary files of all of them first (`stage`, `sync_staged`), then
+    hand each in (`staged`): their syncs then overlap instead of following one another.
     """
-    existing = find_entry(bank_dir, entry.file_iso, entry.turn_key, listing)
-    if existing:
-        return existing
-    bank_dir.mkdir(parents=True, exist_ok=True)
-    tmp = bank_dir / f".{entry.name_stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    _write_synced(tmp, entry.text.encode())
+    try:
+        existing = find_entry(bank_dir, entry.file_iso, entry.turn_key, listing)
+        if existing:
+            return existing
+        if staged is None:
+            bank_dir.mkdir(parents=True, exist_ok=True)
+            tmp = _temporary(bank_dir, entry.name_stem)
+            _write_synced(tmp, entry.text.encode())
+        else:
+            tmp = staged
+    except BaseException:
+        if staged is not None:
+            staged.unlink(missing_ok=True)
+        raise
     try:
         suffix = hashlib.blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
         candidates = [entry.name_stem, f"{entry.name_stem}-{suffix}"] + [
@@ -259,9 +270,52 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
         tmp.unlink(missing_ok=True)
 
 
+def stage(bank_dir: Path, entry: Entry) -> Path:
+    """An entry's bytes in a temporary file of its folder, not yet synced (see `write`'s `staged`)."""
+    bank_dir.mkdir(parents=True, exist_ok=True)
+    tmp = _temporary(bank_dir, entry.name_stem)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(entry.text.encode())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+SYNC_THREADS = 16  # concurrent fsyncs share the file system's journal commits
+
+
+def sync_staged(paths: list[Path]) -> list[OSError | None]:
+    """fsync each staged file, several at a time; for each, the error that kept it from the disk (and
+    the file is removed then) or None."""
+    def sync(path: Path) -> OSError | None:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            return None
+        except OSError as exc:
+            path.unlink(missing_ok=True)
+            return exc
+
+    if len(paths) < 2:
+        return [sync(p) for p in paths]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(SYNC_THREADS, len(paths))) as pool:
+        return list(pool.map(sync, paths))
+
+
+def _temporary(bank_dir: Path, stem: str) -> Path:
+    return bank_dir / f".{stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+
+
 def rewrite(path: Path, entry: Entry) -> None:
     """Replace an entry's content in place, atomically (only Antigravity's per-conversation entry)."""
-    tmp = path.with_name(f".{path.stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = _temporary(path.parent, path.stem)
     _write_synced(tmp, entry.text.encode())
     try:
         os.replace(tmp, path)

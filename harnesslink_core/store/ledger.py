@@ -12,18 +12,39 @@ and may be taken over.
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, NamedTuple
+from collections import namedtuple
 
-from ..fastsqlite import Transaction
-from ..paths import Locations
-from ..redact import redact, redact_json, redact_value
+from ..fastsqlite import Transaction, sqlite3
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the stop hook's pass opens the ledger
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
+    from typing import Any
+
+    from ..paths import Locations
+
+# json and redact are imported where a row is written or decoded: a pass with nothing new needs neither
+
+
+def redact(text: str) -> str:
+    from .. import redact as module
+
+    return module.redact(text)
+
+
+def redact_json(text: str) -> str:
+    from .. import redact as module
+
+    return module.redact_json(text)
+
+
+def redact_value(value):
+    from .. import redact as module
+
+    return module.redact_value(value)
 
 RESERVATION_TTL = 600.0
 BUSY_TIMEOUT_MS = 5_000
@@ -138,32 +159,40 @@ def migrate(db: sqlite3.Connection) -> None:
             db.execute("INSERT INTO _migrations VALUES (?, ?)", (fn.__name__, time.time()))
 
 
-@dataclass
 class FileRecord:
     """A transcript's read position and what the next read needs (see the module docstring).
 
     The defaults are those of a transcript seen but never opened.
     """
 
-    path: str
-    harness: str
-    dev: int | None = None
-    ino: int | None = None
-    size: int | None = None
-    mtime: float | None = None
-    read_end: int | None = None
-    resume: int = 0
-    head_hash: str | None = None
-    anchor_hash: str | None = None
-    carry_json: str = "{}"  # decoded only for a file that is read again (a no-op pass skips 10,000 of them)
-    session_id: str | None = None
-    cwd: str | None = None
-    excluded: str | None = None
-    open_turns: int = 0
-    next_check: float | None = None
-    bad_lines: int = 0
+    __slots__ = ("path", "harness", "dev", "ino", "size", "mtime", "read_end", "resume", "head_hash", "anchor_hash",
+                 "carry_json", "session_id", "cwd", "excluded", "open_turns", "next_check", "bad_lines")
+
+    def __init__(self, path: str, harness: str, dev: int | None = None, ino: int | None = None,
+                 size: int | None = None, mtime: float | None = None, read_end: int | None = None,
+                 resume: int = 0, head_hash: str | None = None, anchor_hash: str | None = None,
+                 carry_json: str = "{}", session_id: str | None = None, cwd: str | None = None,
+                 excluded: str | None = None, open_turns: int = 0, next_check: float | None = None,
+                 bad_lines: int = 0) -> None:
+        self.path, self.harness, self.dev, self.ino, self.size, self.mtime = path, harness, dev, ino, size, mtime
+        self.read_end, self.resume, self.head_hash, self.anchor_hash = read_end, resume, head_hash, anchor_hash
+        # decoded only for a file that is read again (a no-op pass skips 10,000 of them)
+        self.carry_json = carry_json
+        self.session_id, self.cwd, self.excluded = session_id, cwd, excluded
+        self.open_turns, self.next_check, self.bad_lines = open_turns, next_check, bad_lines
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileRecord) and self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return "FileRecord(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
 
     def carry(self) -> dict[str, Any]:
+        import json
+
         try:
             value = json.loads(self.carry_json or "{}")
         except ValueError:
@@ -171,17 +200,14 @@ class FileRecord:
         return value if isinstance(value, dict) else {}
 
 
-class HarnessRow(NamedTuple):
-    window_start: float  # the backfill window (SPEC §5): older turns are not banked
-    enabled: bool
-    last_pass: float | None
-    backlog: int
+class HarnessRow(namedtuple("HarnessRow", "window_start enabled last_pass backlog")):
+    """window_start: the backfill window (SPEC §5), older turns are not banked; enabled; last_pass; backlog."""
+
+    __slots__ = ()
 
 
-class ErrorRow(NamedTuple):
-    at: float
-    path: str | None
-    message: str
+class ErrorRow(namedtuple("ErrorRow", "at path message")):
+    __slots__ = ()
 
 
 class Ledger:
@@ -197,12 +223,14 @@ class Ledger:
         return Transaction(self.db)
 
     # -- files ---------------------------------------------------------
-    def files(self, harness: str) -> dict[str, FileRecord]:
-        rows = self.db.execute(
-            "SELECT path, harness, dev, ino, size, mtime, read_end, resume, head_hash, anchor_hash,"
-            " carry, session_id, cwd, excluded, open_turns, next_check, bad_lines FROM files WHERE harness=?",
-            (harness,),
-        )
+    def files(self, harness: str, paths: Iterable[str] | None = None) -> dict[str, FileRecord]:
+        """The harness's read positions (only those of `paths`, when given: a stop hook's one transcript)."""
+        columns = ("SELECT path, harness, dev, ino, size, mtime, read_end, resume, head_hash, anchor_hash,"
+                   " carry, session_id, cwd, excluded, open_turns, next_check, bad_lines FROM files WHERE harness=?")
+        if paths is None:
+            rows = list(self.db.execute(columns, (harness,)))
+        else:
+            rows = [row for path in paths for row in self.db.execute(columns + " AND path=?", (harness, path))]
         return {row[0]: FileRecord(*row) for row in rows}  # the SELECT lists the fields in order
 
     def save_file(self, rec: FileRecord) -> None:
@@ -365,12 +393,16 @@ class Ledger:
         ).fetchone()
         if not row:
             return None, {}
+        import json
+
         try:
             return row[0], json.loads(row[1])
         except ValueError:
             return row[0], {}
 
     def save_session_state(self, harness: str, session_id: str, cwd: str, state: dict[str, Any]) -> None:
+        import json
+
         self.db.execute(
             "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?)",
             (harness, session_id, redact(cwd or ""), json.dumps(redact_value(state)), time.time()),
@@ -498,6 +530,8 @@ def tombstones(locs: Locations) -> Tombstones:
 def keep_tombstone_copy(locs: Locations, rows: Iterable[tuple[str, str, str, str]]) -> None:
     """Append tombstones (project, file name, turn_key, entry id) to `forgotten.jsonl`, so a ledger
     that is lost or replaced gets them back."""
+    import json
+
     lines = "".join(json.dumps({"project": project, "name": name, "turn_key": turn_key, "id": entry_id,
                                 "at": time.time()}) + "\n" for project, name, turn_key, entry_id in rows)
     with open(os.path.join(str(locs.agent_dir), TOMBSTONES_COPY), "a", encoding="utf-8") as f:
@@ -508,6 +542,8 @@ def keep_tombstone_copy(locs: Locations, rows: Iterable[tuple[str, str, str, str
 
 def restore_tombstones(locs: Locations, ledger: Ledger) -> int:
     """Tombstones from `forgotten.jsonl` into a new ledger; how many."""
+    import json
+
     try:
         with open(os.path.join(str(locs.agent_dir), TOMBSTONES_COPY), encoding="utf-8") as f:
             rows = []

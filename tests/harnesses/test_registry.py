@@ -81,8 +81,8 @@ def test_the_registry_imports_no_reader_until_one_is_asked_for() -> None:
             "registry.get('pi')\nprint(sorted(m for m in before if m.startswith('harnesslink_core.harnesses.')))\n"
             "print(sorted(m for m in set(sys.modules) - before if m.startswith('harnesslink_core.harnesses.')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out == ["['harnesslink_core.harnesses.base', 'harnesslink_core.harnesses.registry']",
-                   "['harnesslink_core.harnesses.pi', 'harnesslink_core.harnesses.pi_family']"]
+    assert out == ["['harnesslink_core.harnesses.registry']",
+                   "['harnesslink_core.harnesses.base', 'harnesslink_core.harnesses.pi', 'harnesslink_core.harnesses.pi_family']"]
 
 
 def assert_satisfies(adapter: object, protocol: type) -> None:
