@@ -86,28 +86,14 @@ def switches(locs: Locations) -> Switches:
 
 
 def _cached(cache: str, stamp: list[int]) -> Switches | None:
-    try:
-        with open(cache, encoding="utf-8") as f:
-            data = wirejson.loads(f.read())
-        if data.get("config") == stamp and isinstance(data.get("autobank"), list):
-            return Switches(data.get("auto_bank") is not False,
-                            [str(n) for n in data["autobank"] if str(n) in ALL_HARNESSES])
-    except (OSError, ValueError, AttributeError):
-        pass
-    return None
+    data = wirejson.read_cache(cache, stamp)
+    if data is None or not isinstance(data.get("autobank"), list):
+        return None
+    return Switches(data.get("auto_bank") is not False, [str(n) for n in data["autobank"] if str(n) in ALL_HARNESSES])
 
 
 def _keep(cache: str, stamp: list[int], found: Switches) -> None:
-    tmp = f"{cache}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(wirejson.dumps({"config": stamp, "auto_bank": found.auto_bank, "autobank": found.autobank}))
-        os.replace(tmp, cache)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    wirejson.write_cache(cache, stamp, {"auto_bank": found.auto_bank, "autobank": found.autobank})
 
 
 def _from_data(data: dict[str, Any]) -> Switches:

@@ -87,3 +87,32 @@ def may_hold_surrogates(data: bytes) -> bool:
     """Whether JSON text could decode to a lone surrogate (a `\\uD800`-`\\uDFFF` escape)."""
     lower = data.lower()
     return b"\\ud" in lower and any(b"\\ud" + digit in lower for digit in (b"8", b"9", b"a", b"b", b"c", b"d", b"e", b"f"))
+
+
+# --- small caches in the agent dir: a JSON object made for a stamp (a file's mtime and size, say) -------------
+
+
+def read_cache(path: str, stamp: object) -> dict | None:
+    """The object cached at `path` when it was made for this `stamp`, else None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = loads(f.read())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("stamp") == stamp else None
+
+
+def write_cache(path: str, stamp: object, value: dict) -> None:
+    """Replace the cache at `path` whole; one that cannot be written is simply not kept."""
+    import os
+
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(dumps({**value, "stamp": stamp}))
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

@@ -8,24 +8,20 @@ import math
 
 
 def whole_number(low: int, high: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{text} is out of range: use {low} to {high:,}")
-        return value
-    return parse
+    return _ranged("a whole number", int, low, high)
 
 
 def number(low: float, high: float):
-    def parse(text: str) -> float:
+    return _ranged("a number", float, low, high)
+
+
+def _ranged(kind: str, convert, low: float, high: float):
+    def parse(text: str):
         try:
-            value = float(text)
+            value = convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
         if not math.isfinite(value) or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{text} is out of range: use {low:g} to {high:,g}")
+            raise argparse.ArgumentTypeError(f"{text} is out of range: use {low:,g} to {high:,g}")
         return value
     return parse

@@ -84,26 +84,13 @@ def exclude_globs(locs) -> list[str]:
         return []
     stamp = [st.st_mtime_ns, st.st_size]
     cache = os.path.join(agent_dir, CACHE_FILE)
-    try:
-        with open(cache, encoding="utf-8") as f:
-            data = wirejson.loads(f.read())
-        if data.get("config") == stamp and isinstance(data.get("globs"), list):
-            return [str(g) for g in data["globs"]]
-    except (OSError, ValueError, AttributeError):
-        pass
+    data = wirejson.read_cache(cache, stamp)
+    if data is not None and isinstance(data.get("globs"), list):
+        return [str(g) for g in data["globs"]]
     globs = _read_globs(locs)
     if globs is None:
         return []  # config.yml unreadable right now: nothing cached, asked again next time
-    tmp = f"{cache}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(wirejson.dumps({"config": stamp, "globs": globs}))
-        os.replace(tmp, cache)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    wirejson.write_cache(cache, stamp, {"globs": globs})
     return globs
 
 

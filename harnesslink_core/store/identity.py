@@ -135,8 +135,9 @@ def record(project_dir: str, cwd: str) -> bool:
     repository = repository_of(cwd)
     if not repository or read(project_dir) == repository:
         return False
-    from ..atomic import atomic_write
     from pathlib import Path
+
+    from ..atomic import atomic_write
 
     atomic_write(Path(project_dir) / IDENTITY_FILE, render(repository))
     return True
@@ -158,13 +159,9 @@ def tree_identities(locs) -> dict[str, str]:
     except OSError:
         return {}
     cache = os.path.join(locs.agent_path, CACHE_FILE)
-    try:
-        with open(cache, encoding="utf-8") as f:
-            data = wirejson.loads(f.read())
-        if data.get("root") == stamp and isinstance(data.get("slugs"), dict):
-            return {str(k): str(v) for k, v in data["slugs"].items()}
-    except (OSError, ValueError, AttributeError):
-        pass
+    data = wirejson.read_cache(cache, stamp)
+    if data is not None and isinstance(data.get("slugs"), dict):
+        return {str(k): str(v) for k, v in data["slugs"].items()}
     found: dict[str, str] = {}
     try:
         with os.scandir(root) as it:
@@ -175,16 +172,7 @@ def tree_identities(locs) -> dict[str, str]:
         repository = read(os.path.join(root, name))
         if repository:
             found[name] = repository
-    tmp = f"{cache}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(wirejson.dumps({"root": stamp, "slugs": found}))
-        os.replace(tmp, cache)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    wirejson.write_cache(cache, stamp, {"slugs": found})
     return found
 
 
