@@ -98,7 +98,7 @@ def test_status_says_what_it_could_not_read(locs, isolated_home: Path, capsys: p
 @pytest.mark.parametrize("argv", [["recall", "x", "-k", "99999999999999999999"], ["recall", "x", "-k", "0"],
                                   ["forget", "--query", "x", "-k", "-3"], ["brief", "--budget", "1e9"],
                                   ["resume", "-n", "99999999999999999999"], ["backfill", "--days", "1e400"],
-                                  ["backfill", "--days", "nan"]])
+                                  ["backfill", "--days", "nan"], ["resume", "-n", "9" * 400]])
 def test_a_number_out_of_range_is_refused_in_one_line(argv: list[str], locs, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(argv)

@@ -4,7 +4,6 @@ message otherwise (argparse prints it as `error: argument -k: …`), never an ov
 from __future__ import annotations
 
 import argparse
-import math
 
 
 def whole_number(low: int, high: int):
@@ -21,7 +20,7 @@ def _ranged(kind: str, convert, low: float, high: float):
             value = convert(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
-        if not math.isfinite(value) or not low <= value <= high:
+        if not low <= value <= high:  # also refuses nan and inf, and never converts a huge int to float
             raise argparse.ArgumentTypeError(f"{text} is out of range: use {low:,g} to {high:,g}")
         return value
     return parse
