@@ -43,6 +43,7 @@ HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024
 SESSION_START_BUDGET = 1024 * 1024  # bytes of new transcript per harness read before the brief
+FIRST_INDEX_ENTRIES = 50  # a bank this small is indexed by the prompt that finds no index (see _first_index)
 
 
 class Options:
@@ -220,12 +221,43 @@ def _search(ctx: Context, search, projects: list[str]):
     try:
         conn = index.connect(ctx.locs, create=False, busy_ms=50)
     except index.IndexUnavailable as exc:
+        conn = _first_index(ctx, projects)
+        if conn is not None:
+            return _search_in(ctx, conn, search, projects)
         ctx.notes.append(f"no matches: search index unavailable ({exc})")
         if not ctx.opts.dry_run:
             if isinstance(exc, index.IndexCorrupt):
                 ctx.log_error(f"search index unusable, rebuilding in the background: {exc}")
             index.rebuild_in_background(ctx.locs)
         return None
+    return _search_in(ctx, conn, search, projects)
+
+
+def _first_index(ctx: Context, projects: list[str]):
+    """No index at all yet (a first prompt after install, or after the tree was pulled onto this machine)
+    and a small bank: the index is made here (about 20 ms, once) so this prompt gets its answer; a large
+    bank is indexed in the background."""
+    from .recall import index
+
+    if ctx.opts.dry_run or os.path.exists(ctx.locs.index_path):
+        return None
+    total = 0
+    for slug in projects:
+        try:
+            total += len(os.listdir(os.path.join(ctx.locs.memories_path, slug, "bank")))
+        except OSError:
+            continue
+    if total > FIRST_INDEX_ENTRIES:
+        return None
+    try:
+        return index.connect(ctx.locs, create=True, busy_ms=50)
+    except index.IndexUnavailable:
+        return None
+
+
+def _search_in(ctx: Context, conn, search, projects: list[str]):
+    from .recall import index
+
     try:
         if not ctx.opts.dry_run:
             _sync_quickly(ctx, conn, projects)

@@ -234,10 +234,22 @@ def test_a_locked_index_still_gets_an_answer_in_time(world):
         holder.close()
 
 
-def test_a_missing_index_is_built_in_the_background(tmp_path):
+def test_a_missing_index_of_a_small_bank_is_made_by_the_first_prompt(tmp_path):
+    """A tree just pulled onto this machine (or a first install) answers its very first prompt."""
     env = make_env(tmp_path)
     locs = make_locs(tmp_path)
     build_corpus(locs)
+    result, _ = hook(env, "user-prompt-submit", "omp", {"session_id": "c3", "cwd": SHOP, "prompt": PROMPT})
+    assert LOGIN_ENTRY in context_of(result)
+
+
+def test_a_missing_index_of_a_large_bank_is_built_in_the_background(tmp_path, monkeypatch):
+    env = make_env(tmp_path)
+    locs = make_locs(tmp_path)
+    build_corpus(locs)
+    for n in range(60):  # more than FIRST_INDEX_ENTRIES
+        (locs.memories / "--home-dev-shop--" / "bank" / f"2020-01-01T00-00-{n:02d}-000Z--filler.md").write_text(
+            "---\ntitle: \"filler\"\n---\n\n## Prompt\n\nfiller\n\n## Result\n\nfiller\n")
     result, _ = hook(env, "user-prompt-submit", "omp", {"session_id": "c3", "cwd": SHOP, "prompt": PROMPT})
     assert result == {"additionalContext": ""}
     deadline = time.monotonic() + 20

@@ -93,8 +93,8 @@ def test_a_tree_pulled_onto_another_machine_finds_its_past_at_another_path(tmp_p
     shutil.copytree(home_a / ".superpi/agent/memories", home_b / ".superpi/agent/memories")
     workstation = repository(tmp_path / "workstation" / "home" / "me" / "work" / "app", "https://github.com/Org/App")
     namesake = repository(tmp_path / "workstation" / "home" / "me" / "other" / "app", "git@github.com:Someone/App.git")
-    index.rebuild(locations({"HOME": str(home_b)}))  # what the first pass after a pull does
 
+    assert not (home_b / ".superpi/agent/memory-index.db").exists()  # a fresh pull: no index yet
     assert "server side cursor" in prompt_context(home_b, workstation, QUESTION)
     assert "server side cursor" not in prompt_context(home_b, namesake, QUESTION)
     locs_b = locations({"HOME": str(home_b)})
