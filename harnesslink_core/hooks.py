@@ -443,6 +443,15 @@ class error_handler:
         return True
 
 
+USAGE = """usage: context-hook <event> --harness <claude-code|codex|pi|omp> [--dry-run] [--cwd DIR] [--prompt TEXT]
+                    [--session ID] [--source SOURCE]
+
+The hook the harnesses run (install.py wires it): reads the harness's JSON on stdin and prints the one
+JSON object that harness accepts. Events: session-start, user-prompt-submit, stop, pre-compact.
+--dry-run shows what would be injected and why, changing nothing. Unknown options are ignored.
+"""
+
+
 def run(argv: list[str], stdin=None, *, defer: bool = False) -> HookRun:
     """Handle one hook call. Never raises."""
     opts = parse_args(argv)
@@ -483,6 +492,11 @@ def main(argv: list[str] | None = None) -> int:
 def answer_and_leave(argv: list[str] | None = None, *, defer: bool = True) -> list:
     """Run the hook and print its answer; the work left for after the answer (see `HookRun`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--help" in args or "-h" in args:  # a person asking, never a harness: the usage, nothing run
+        with error_handler("hook output"):
+            sys.stdout.write(USAGE)
+            sys.stdout.flush()
+        return []
     result = run(args, defer=defer)
     with error_handler("hook output") as output:  # even printing may fail (a closed pipe)
         if "--dry-run" in args:

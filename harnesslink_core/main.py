@@ -62,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harnesslink: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `harnesslink status --json | head`: the reader had enough, nothing failed
+        _quiet_stdout()
+        return 0
     except Exception as exc:  # noqa: BLE001 - the user gets one line, the log gets the traceback
         from . import errors, log
 
@@ -69,6 +72,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.error(locs, f"harnesslink {args.command}: {line}", exc)
         print(f"harnesslink {args.command}: error: {line}", file=sys.stderr)
         return 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush into the closed pipe says nothing."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -30,7 +30,11 @@ class FileChange:
     backup: bool = True  # False for files that are wholly ours: nothing of the user's to keep
 
     def diff(self) -> str:
-        """A unified diff of the change, for `--dry-run`."""
+        """What `--dry-run` shows: a one-line summary for a file made or removed whole, else a unified diff."""
+        if self.before is None and self.after is not None:
+            return f"new file {self.path}: {len(_lines(self.after))} lines, {len(self.after):,} bytes\n"
+        if self.after is None and self.before is not None:
+            return f"file removed {self.path} ({len(_lines(self.before))} lines)\n"
         old = _lines(self.before)
         new = _lines(self.after)
         label = str(self.path)

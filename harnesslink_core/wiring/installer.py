@@ -133,8 +133,10 @@ def turn_on_autobank(env: environment.Environment, names: list[str], base: Mappi
         env=environment.variables(env, REPO, base),
     )
     if result.returncode != 0:
-        return f"cloud.autobank: NOT written ({(result.stderr.strip().splitlines() or ['unknown error'])[-1]})"
-    return f"cloud.autobank: {result.stdout.strip()}"
+        return (f"cloud.autobank (which harnesses are banked, locally): NOT written "
+                f"({(result.stderr.strip().splitlines() or ['unknown error'])[-1]})")
+    return (f"cloud.autobank: {result.stdout.strip()} (the harnesses whose turns are banked into the local memory "
+            "tree; the key's name is the one the HarnessLink service shares in config.yml)")
 
 
 def start_backfill(locs: Locations, env: environment.Environment, base: Mapping[str, str]) -> str:
@@ -177,7 +179,8 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
                 say(change.diff().rstrip("\n"))
         _report_problems(say, refused, skipped)
         if wired:
-            say(f"  cloud.autobank: would turn on {', '.join(p.name for p in wired)}")
+            say(f"  cloud.autobank: would turn on {', '.join(p.name for p in wired)} (the harnesses whose turns are "
+                "banked into the local memory tree; the key's name is the one the HarnessLink service shares)")
             if not args.no_backfill:
                 say(f"  backfill: would start `harnesslink backfill --days {BACKFILL_DAYS}` in the background")
         return 1 if refused else 0

@@ -68,8 +68,8 @@ def test_dry_run_changes_nothing_and_shows_each_diff(world: World) -> None:
     assert world.snapshot() == before
     assert '+        "matcher": "startup|resume|clear|compact|fork",' in out
     assert ' "model": "opus"' in out
-    assert "+++ " + str(codex.target(world.locs)) in out
-    assert out.count("+// harnesslink-extension v1:") == 2
+    assert f"new file {codex.target(world.locs)}:" in out, "a file made whole is summarised, not printed"
+    assert "+// harnesslink-extension v1:" not in out
     assert "would turn on claude-code, codex, pi, omp" in out
 
 

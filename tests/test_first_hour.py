@@ -1,0 +1,36 @@
+"""What a newcomer meets in the first hour: help that helps, output a pipe can cut, dry runs that fit
+on a screen, and words that say what they mean."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from memory_helpers import make_env
+
+
+def test_context_hook_help_prints_its_usage_and_runs_nothing(tmp_path: Path) -> None:
+    env = make_env(tmp_path)
+    for argv in (["--help"], ["session-start", "--help"], ["user-prompt-submit", "-h", "--harness", "codex"]):
+        out = subprocess.run([sys.executable, "-m", "harnesslink_core.hooks", *argv], env=env, capture_output=True,
+                             text=True, timeout=60, input=json.dumps({"cwd": str(tmp_path), "prompt": "x y z"}))
+        assert out.returncode == 0 and out.stdout.startswith("usage: context-hook <event>"), out
+    assert not (Path(env["HARNESSLINK_HOME"]) / "harness-autobank.db").exists(), "nothing ran"
+
+
+def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
+    env = make_env(tmp_path)
+    out = subprocess.run(f"{sys.executable} -m harnesslink_core.main status --json | head -c 1", shell=True,
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout == "{" and out.stderr == "", out.stderr
+
+
+def test_a_dry_run_summarises_a_new_file_and_diffs_a_changed_one(tmp_path: Path) -> None:
+    from harnesslink_core.wiring.files import FileChange
+
+    made = FileChange(tmp_path / "harnesslink.ts", None, b"line\n" * 363)
+    assert made.diff() == f"new file {tmp_path / 'harnesslink.ts'}: 363 lines, 1,815 bytes\n"
+    changed = FileChange(tmp_path / "settings.json", b'{"a": 1}\n', b'{"a": 1, "hooks": {}}\n')
+    assert changed.diff().startswith("---") and '+{"a": 1, "hooks": {}}' in changed.diff()
