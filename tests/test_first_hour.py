@@ -4,6 +4,7 @@ on a screen, and words that say what they mean."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,3 +35,23 @@ def test_a_dry_run_summarises_a_new_file_and_diffs_a_changed_one(tmp_path: Path)
     assert made.diff() == f"new file {tmp_path / 'harnesslink.ts'}: 363 lines, 1,815 bytes\n"
     changed = FileChange(tmp_path / "settings.json", b'{"a": 1}\n', b'{"a": 1, "hooks": {}}\n')
     assert changed.diff().startswith("---") and '+{"a": 1, "hooks": {}}' in changed.diff()
+
+
+def test_uninstall_leaves_nothing_of_ours_and_says_what_stays(tmp_path: Path) -> None:
+    from harnesslink_core.wiring import installer, uninstaller
+
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text('{"model": "opus"}\n')
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    assert installer.main(["--harness", "claude-code", "--no-venv", "--no-backfill"], env=env, out=open(os.devnull, "w")) == 0
+    import io
+
+    first, second = io.StringIO(), io.StringIO()
+    assert uninstaller.main(["--purge"], env=env, out=first) == 0
+    assert uninstaller.main(["--purge"], env=env, out=second) == 0
+    assert not list(home.rglob("*.harnesslink-backup")), "the original is back: its backup is gone"
+    assert not (home / ".superpi").exists(), "no empty folder of ours is left"
+    assert (home / ".claude" / "settings.json").read_text() == '{"model": "opus"}\n'
+    assert "removed" in first.getvalue() and "nothing to remove" in second.getvalue()
+    assert "removed" not in second.getvalue().replace("nothing to remove", "")

@@ -13,13 +13,14 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from ..errors import Refused
 from ..paths import Locations, locations
 from . import environment
-from .files import FileChange, apply
+from .files import FileChange, apply, backup_path
 from .installer import add_common_arguments, manifest_path, read_manifest
 from .registry import WIRINGS
 
@@ -77,8 +78,11 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
                 say(f"  {name}: would {describe(change)}")
                 say(change.diff().rstrip("\n"))
             else:
-                apply(change)
-                say(f"  {name}: {describe(change)}")
+                apply(replace(change, backup=False))  # taking our part out is no reason for a new backup
+                backup = backup_path(Path(os.path.realpath(change.path)))
+                kept = (f"; kept {backup.name}, the file as it was before install: it has changed since, so "
+                        "its original stays for you to compare (delete it when you like)") if backup.exists() else ""
+                say(f"  {name}: {describe(change)}{kept}")
     for name, problem in refused:
         say(f"  {name}: refused, {problem}")
         say(f"    {problem.hint}")
@@ -88,18 +92,32 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         if whole:
             say(f"  environment: kept {environment.folder(locs)}, because hooks that use it are still wired")
     else:
+        present = environment.folder(locs).exists()
         if not args.dry_run:
             environment.remove(locs)
             _remove_created_folders(locs)
             manifest_path(locs).unlink(missing_ok=True)
-        say(f"  environment: {verb} {environment.folder(locs)}")
+        say(f"  environment: {verb} {environment.folder(locs)}" if present
+            else f"  environment: none at {environment.folder(locs)}")
     if args.purge and not refused:
+        present = locs.agent_dir.exists()
         if not args.dry_run:
             shutil.rmtree(locs.agent_dir, ignore_errors=True)
-        say(f"  agent dir: {verb} {locs.agent_dir} (memories, ledger, index, config, logs)")
+            _remove_if_empty(locs.agent_dir.parent)
+        say(f"  agent dir: {verb} {locs.agent_dir} (memories, ledger, index, config, logs)" if present
+            else f"  agent dir: none at {locs.agent_dir}, nothing to remove")
     elif whole:
-        say(f"  memories: kept in {locs.memories} (uninstall.py --purge deletes the agent dir)")
+        say(f"  memories: kept in {locs.memories}, with the ledger, index, config and logs beside it: your memory "
+            "is yours (uninstall.py --purge deletes the agent dir)")
     return 1 if refused else 0
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """`~/.superpi`, once the agent dir has gone and nothing else of HarnessLink's is in it."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def _remove_created_folders(locs: Locations) -> None:
