@@ -55,3 +55,28 @@ def test_uninstall_leaves_nothing_of_ours_and_says_what_stays(tmp_path: Path) ->
     assert (home / ".claude" / "settings.json").read_text() == '{"model": "opus"}\n'
     assert "removed" in first.getvalue() and "nothing to remove" in second.getvalue()
     assert "removed" not in second.getvalue().replace("nothing to remove", "")
+
+
+def test_forget_by_query_takes_only_what_it_is_sure_of_and_shows_why(tmp_path: Path, capsys, monkeypatch) -> None:
+    from harnesslink_core.main import main
+    from harnesslink_core.paths import locations
+    from memory_helpers import write_entry
+
+    env = make_env(tmp_path)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    locs = locations(env)
+    listing = write_entry(locs, "/home/dev/shop", title="List the files of the python project",
+                          result="Ran ls -la: src, tests, README.md, pyproject.toml.",
+                          actions=[("bash", {"command": "ls -la"})])
+    hello = write_entry(locs, "/home/dev/shop", title="Print hello world in python",
+                        result="Wrote hello.py that prints hello world with python 3.", ts="2026-08-28T11:00:00.000Z",
+                        turn_id="h1", actions=[("write", {"path": "hello.py"})])
+    forget = ["forget", "--cwd", "/home/dev/shop", "--dry-run", "--query"]
+    assert main([*forget, "python deployment pipeline"]) == 1, "one shared word takes nothing"
+    assert "surely enough" in capsys.readouterr().out
+    assert main([*forget, "hello world python"]) == 0
+    out = capsys.readouterr().out
+    assert hello.name in out and listing.name not in out and "score " in out and "matched " in out
+    assert main([*forget, "hello world python", "--loose"]) == 0
+    assert listing.name in capsys.readouterr().out, "--loose takes the recall search's best, however weak"

@@ -21,7 +21,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Every given criterion must hold. --query and --before look in this folder's project unless "
                     "--project or --all says otherwise; entry paths, ids and --session look everywhere.")
     parser.add_argument("entries", nargs="*", help="entry paths, file names, ids (2026-08-28T10-30-00-000Z) or turn keys")
-    parser.add_argument("--query", help="the entries the recall search finds for these words (best -k)")
+    parser.add_argument("--query", help="the entries these words name, as surely as the prompt hook would inject them "
+                                         "(best -k); --loose takes the recall search's best -k, however weak")
+    parser.add_argument("--loose", action="store_true", help="with --query: do not ask for the prompt hook's evidence")
     parser.add_argument("-k", type=whole_number(1, 1000), default=5, help="with --query: how many matches (default 5)")
     parser.add_argument("--session", help="every entry of this session id")
     parser.add_argument("--before", help="entries of turns that finished before this date (YYYY-MM-DD or ISO time)")
@@ -55,19 +57,21 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     folders = ({slug: folder_key(own) if slug == project_slug(own) else None for slug in projects}
                if projects and projects[0] == project_slug(own) else None)
     targets = forget.select(locs, ids=args.entries, query=args.query, session=args.session, before=args.before,
-                            projects=projects, limit=args.k, folders=folders)
+                            projects=projects, limit=args.k, folders=folders, loose=args.loose)
     if args.json and (args.dry_run or not targets):
         print(json.dumps({"dry_run": True, "targets": [t.as_dict() for t in targets]}, indent=2))
         return 0 if targets else 1
     if not targets:
-        print("nothing to forget: no entry matches")
+        print("nothing to forget: no entry matches" + (" surely enough (--loose takes weaker matches)"
+                                                        if args.query and not args.loose else ""))
         return 1
     if not args.json:
         verb = "would forget" if args.dry_run else "will forget"
         print(f"{verb} {len(targets)} {'entry' if len(targets) == 1 else 'entries'}:")
         for t in targets:
             when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(t.ts))
-            print(f"  {when} · {t.harness or 'unknown'} · {t.title}\n      {t.rel_path}")
+            print(f"  {when} · {t.harness or 'unknown'} · {t.title}\n      {t.rel_path}"
+                  + (f"\n      {t.evidence}" if t.evidence else ""))
     if args.dry_run:
         print("dry run: nothing was changed")
         return 0

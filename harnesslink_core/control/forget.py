@@ -40,7 +40,8 @@ LOCK_WAIT = 30.0
 class Target:
     """One entry to forget."""
 
-    __slots__ = ("path", "project", "name", "id", "turn_key", "title", "ts", "session_id", "harness", "tags")
+    __slots__ = ("path", "project", "name", "id", "turn_key", "title", "ts", "session_id", "harness", "tags",
+                 "evidence")
 
     def __init__(self, path: str, project: str, name: str, header: dict[str, object]) -> None:
         from ..clock import parse_iso
@@ -57,6 +58,7 @@ class Target:
         self.harness = str(header.get("harness") or header.get("source") or "")
         tags = header.get("tags") or []
         self.tags = [str(t) for t in tags] if isinstance(tags, list) else []
+        self.evidence = ""  # why a --query chose it: its score and the words it matched
 
     @property
     def rel_path(self) -> str:
@@ -66,7 +68,8 @@ class Target:
         from ..clock import iso
 
         return {"path": self.rel_path, "project": self.project, "id": self.id, "turn_key": self.turn_key,
-                "title": self.title, "ts": iso(self.ts), "session_id": self.session_id, "harness": self.harness}
+                "title": self.title, "ts": iso(self.ts), "session_id": self.session_id, "harness": self.harness,
+                "evidence": self.evidence}
 
     def __repr__(self) -> str:
         return f"Target({self.rel_path!r})"
@@ -93,7 +96,7 @@ class Summary:
 
 def select(locs, *, ids=(), query: str | None = None, session: str | None = None,
            before: "str | float | None" = None, projects: "list[str] | None" = None, limit: int = 10,
-           folders: "dict[str, str | None] | None" = None) -> list[Target]:
+           folders: "dict[str, str | None] | None" = None, loose: bool = False) -> list[Target]:
     """The entries matching every given criterion, oldest first (see the module docstring); with
     `folders` (`scope.scope_folders`), never an entry of another folder that only shares a slug."""
     from ..store.entries import ts_from_name
@@ -104,7 +107,7 @@ def select(locs, *, ids=(), query: str | None = None, session: str | None = None
         raise ForgetError("say what to forget: entry paths or ids, --query, --session, --before or --project")
     cutoff = parse_before(before) if before is not None else None
     slugs = all_projects(locs) if projects is None else [p for p in dict.fromkeys(projects) if is_safe_slug(p)]
-    wanted_paths = _query_paths(locs, query, slugs, limit) if query else None
+    wanted_paths = _query_paths(locs, query, slugs, limit, loose) if query else None
     root = os.path.realpath(str(locs.memories))
     matched_ids: set[str] = set()
     targets = []
@@ -128,6 +131,7 @@ def select(locs, *, ids=(), query: str | None = None, session: str | None = None
             if folders and is_foreign(str(header.get("cwd") or ""), slug, folders):
                 continue
             target = Target(os.path.join(bank, name), slug, name, header)
+            target.evidence = wanted_paths.get(rel, "") if wanted_paths else ""
             if cutoff is not None and target.ts >= cutoff:
                 continue
             if session and target.session_id != session:
@@ -171,16 +175,19 @@ def _is(target: Target, ident: str, root: str) -> bool:
     return False
 
 
-def _query_paths(locs, query: str, slugs: list[str], limit: int) -> set[str]:
-    """The recall search's best matches, as `<slug>/bank/<file>.md`."""
+def _query_paths(locs, query: str, slugs: list[str], limit: int, loose: bool = False) -> dict[str, str]:
+    """The entries a query names, each with its evidence (score, matched words): those the prompt hook would
+    be confident of (`matches.find_matches`: the same floor, coverage and margins), or with `loose` the
+    recall search's best `limit`, however little they share with the query."""
     import re
 
     from ..recall import index
+    from ..recall.matches import find_matches
     from ..recall.terms import meaningful_terms
 
     terms = meaningful_terms(query) or list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:16]
     if not terms or not slugs:
-        return set()
+        return {}
     try:
         conn = index.connect(locs)
     except index.IndexCorrupt:
@@ -188,7 +195,11 @@ def _query_paths(locs, query: str, slugs: list[str], limit: int) -> set[str]:
         conn = index.connect(locs)
     try:
         index.sync(conn, locs, slugs)
-        return {hit.path for hit in index.search(conn, terms, slugs, limit=max(1, limit), with_matched=False)}
+        if loose:
+            hits = index.search(conn, terms, slugs, limit=max(1, limit))
+        else:
+            hits = find_matches(conn, query, slugs, limit=max(1, limit)).hits
+        return {hit.path: f"score {hit.score:.2f}; matched {', '.join(hit.matched) or '(nothing)'}" for hit in hits}
     finally:
         conn.close()
 
