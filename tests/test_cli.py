@@ -92,7 +92,19 @@ def test_status_says_what_it_could_not_read(locs, isolated_home: Path, capsys: p
     assert "1 compressed rollouts" in data["codex"]["unreadable"]
     assert "encrypted" in data["antigravity"]["unreadable"]
     assert main(["status"]) == 0
-    assert "unreadable: 1 compressed rollouts" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "codex: cannot read 1 compressed rollouts" in out
+    assert out.splitlines()[0].split() == ["harness", "on", "transcripts", "banked", "skipped", "pending", "dropped",
+                                           "errors", "backlog", "last", "pass"]
+
+
+def test_status_help_explains_every_column(capsys: pytest.CaptureFixture[str]) -> None:
+    from harnesslink_core.commands.status import COLUMNS
+
+    with pytest.raises(SystemExit):
+        main(["status", "--help"])
+    text = capsys.readouterr().out
+    assert all(f"\n  {column}" in text for column in COLUMNS[1:]), [c for c in COLUMNS[1:] if f"\n  {c}" not in text]
 
 
 @pytest.mark.parametrize("argv", [["recall", "x", "-k", "99999999999999999999"], ["recall", "x", "-k", "0"],

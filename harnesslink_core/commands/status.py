@@ -14,10 +14,28 @@ from ..harnesses import registry
 from ..paths import Locations
 from ..store.ledger import open_ledger
 
+WORDS = """columns, one row per harness:
+  on           banking is on for it (config.yml cloud.autobank, memory.autoBank); off: paused, entries stay
+  transcripts  its transcript files found on this machine
+  banked       finished turns written to the memory tree, each once
+  skipped      turns with no tool call and a short answer: nothing worth keeping
+  pending      turns still open (waiting for the agent's answer), or being written by a pass right now
+  dropped      turns that never finished and were given up after 7 days
+  errors       problems in the last 24 hours (the log has the details)
+  backlog      transcripts with new bytes not read yet: the next pass reads them
+  last pass    when a pass last read its transcripts
+also: duplicates (copies of a turn already banked, from a resumed or forked session), excluded (turns of
+  folders kept out), forgotten (taken back with `harnesslink forget`), transcripts not banked (subagents,
+  reviews: never banked).
+lines below the table say what needs you (a broken config.yml, unreadable files, errors), and which
+folders are one project because they are the same repository (their IDENTITY.md)."""
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("status", help="Show what each harness has banked, pending and failed")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser = subparsers.add_parser("status", help="Show what each harness has banked, pending and failed",
+                                   description="What each harness has banked, what is pending and what went wrong.",
+                                   epilog=WORDS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true", help="machine-readable output (the same numbers, and more)")
 
 
 def collect(locs: Locations) -> dict[str, Any]:
@@ -93,36 +111,61 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
-    print(f"agent dir: {data['agent_dir']}")
-    if data["config_problem"]:
-        print(f"config.yml: {data['config_problem']} (using defaults)")
-    if not data["auto_bank"]:
-        print("memory.autoBank is false: nothing is banked")
-    quiet = [name for name, h in data["harnesses"].items() if _idle(h)]
-    for name, h in data["harnesses"].items():
-        if name in quiet:
-            continue
-        state = "on" if h["enabled"] else "off"
-        print(f"\n{name}: {state}{'' if h['detected'] else ' (not detected)'}")
-        kept_out = h["kept_out_transcripts"]
-        others = h["excluded_transcripts"] - kept_out
-        print(f"  transcripts seen {h['transcripts']}, backlog {h['backlog']}"
-              + (f"; not banked: {others} (subagents, reviews)" if others else "")
-              + (f"; in projects kept out: {kept_out}" if kept_out else ""))
-        print(f"  turns banked {h['banked']}, skipped {h['skipped']}, pending {h['pending']}, "
-              f"dropped {h['dropped']}, duplicates {h['duplicates']}, excluded {h['excluded']}, "
-              f"forgotten {h['forgotten']}")
-        if h.get("unreadable"):
-            print(f"  unreadable: {h['unreadable']}")
-        print(f"  errors (24h) {h['errors_24h']}, unreadable lines {h['bad_lines']}"
-              + (f"; last: {h['last_error']}" if h["last_error"] else ""))
-        print(f"  last pass {h['last_pass'] or 'never'}")
-    if quiet:
-        listed = ", ".join(f"{n} ({'on' if data['harnesses'][n]['enabled'] else 'off'})" for n in quiet)
-        print(f"\nnot detected, nothing to show: {listed}")
+    print(table(data))
+    for line in needs_you(data):
+        print(line)
     for repository, slugs in data["joined"].items():
-        print(f"\none project, the same repository {repository} (its IDENTITY.md): {', '.join(slugs)}")
+        print(f"one project, the repository {repository} (IDENTITY.md): {', '.join(slugs)}")
+    print(f"memory: {data['agent_dir']}   (harnesslink status --help explains each column)")
     return 0
+
+
+COLUMNS = ("harness", "on", "transcripts", "banked", "skipped", "pending", "dropped", "errors", "backlog", "last pass")
+
+
+def table(data: dict[str, Any]) -> str:
+    """One row per harness detected or with something to show; the others on one line below."""
+    rows = [COLUMNS]
+    quiet = []
+    for name, h in data["harnesses"].items():
+        if _idle(h):
+            quiet.append(name)
+            continue
+        rows.append((name + ("" if h["detected"] else " (not found)"), "on" if h["enabled"] else "off",
+                     str(h["transcripts"]), str(h["banked"]), str(h["skipped"]), str(h["pending"]), str(h["dropped"]),
+                     str(h["errors_24h"]), str(h["backlog"]), (h["last_pass"] or "never")[:16].replace("T", " ")))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    if quiet:
+        lines.append("not found, nothing to show: " + ", ".join(
+            f"{n} ({'on' if data['harnesses'][n]['enabled'] else 'off'})" for n in quiet))
+    return "\n".join(lines)
+
+
+def needs_you(data: dict[str, Any]) -> list[str]:
+    """A line for each thing a person should look at."""
+    lines = []
+    if data["config_problem"]:
+        lines.append(f"config.yml: {data['config_problem']} (the defaults are used until it is fixed)")
+    if not data["auto_bank"]:
+        lines.append("memory.autoBank is false in config.yml: nothing is banked")
+    for name, h in data["harnesses"].items():
+        if h.get("unreadable"):
+            lines.append(f"{name}: cannot read {h['unreadable']}")
+        if h["errors_24h"]:
+            lines.append(f"{name}: {h['errors_24h']} errors in 24 hours; last: {h['last_error']}")
+        if h["bad_lines"]:
+            lines.append(f"{name}: {h['bad_lines']} transcript lines could not be read and were skipped")
+        if h["kept_out_transcripts"]:
+            lines.append(f"{name}: {h['kept_out_transcripts']} transcripts are of folders kept out of memory")
+        others = h["excluded_transcripts"] - h["kept_out_transcripts"]
+        also = [f"{h[key]} {word}" for key, word in (("duplicates", "duplicates"), ("excluded", "excluded"),
+                                                      ("forgotten", "forgotten")) if h[key]]
+        if others:
+            also.append(f"{others} transcripts not banked (subagents, reviews)")
+        if also:
+            lines.append(f"{name}: also {', '.join(also)}")
+    return lines
 
 
 def _idle(h: dict[str, Any]) -> bool:
