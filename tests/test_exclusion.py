@@ -184,10 +184,12 @@ def test_status_counts_kept_out_and_folds_undetected_harnesses(locs, isolated_ho
     assert cc["kept_out_transcripts"] == 1 and cc["banked"] == 0
     assert main.main(["status"]) == 0
     out = capsys.readouterr().out
-    assert "claude-code: on" in out and "in projects kept out: 1" in out
-    folded = [line for line in out.splitlines() if line.startswith("not detected")]
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:] if line.startswith(("claude", "codex"))}
+    assert rows["claude-code"][1] == "on"
+    assert "claude-code: 1 transcripts are of folders kept out of memory" in out
+    folded = [line for line in out.splitlines() if line.startswith("not found")]
     assert len(folded) == 1 and "codex (on)" in folded[0] and "omp" in folded[0]
-    assert "\ncodex:" not in out
+    assert "codex" not in rows
 
 
 def test_a_folder_reached_through_a_symlink_is_kept_out_too(locs, isolated_home, tmp_path):
