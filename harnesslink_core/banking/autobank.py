@@ -304,6 +304,7 @@ class _Pass:
         self.sessions: dict[tuple[str, str], tuple[str, list[StateUpdate]]] = {}
         self.listings: dict[Path, set[str]] = {}
         self.kept_out_cwds: dict[str, str | None] = {}
+        self.placed: dict[str, Entry] = {}  # the entries this pass wrote, by path
 
     def _unlocked(self) -> None:
         """Slow work ahead (reading a transcript, rendering its entries): others may write meanwhile."""
@@ -679,9 +680,10 @@ class _Pass:
         written: list[tuple[Turn, Path, str]] = []
         failed: list[Turn] = []
         staged: list[tuple[Turn, Entry, Path, str, Path | None]] = []
+        memories = self.locs.memories
         for turn, entry in to_write:
             slug = bank.project_slug(turn.cwd)
-            folder = self.locs.memories / slug / "bank"
+            folder = memories / slug / "bank"
             tmp = None
             try:
                 if not bank.find_entry(folder, entry.file_iso, entry.turn_key, self._listing(folder)):
@@ -695,14 +697,18 @@ class _Pass:
         synced = iter(errors)
         for turn, entry, folder, slug, tmp in staged:
             error = next(synced) if tmp is not None else None
+            listing = self._listing(folder)
+            names = len(listing)
             try:
                 if error is not None:
                     raise error
-                path = bank.write(folder, entry, sync_folder=False, listing=self._listing(folder), staged=tmp)
+                path = bank.write(folder, entry, sync_folder=False, listing=listing, staged=tmp)
             except OSError as exc:
                 self._write_failed(turn, exc)
                 failed.append(turn)
                 continue
+            if len(listing) > names:  # placed now (not an entry an earlier, killed pass left)
+                self.placed[str(path)] = entry
             written.append((turn, path, slug))
         for folder in {path.parent for _, path, _ in written}:
             bank.fsync_dir(folder)
@@ -795,11 +801,12 @@ class _Pass:
                 self._error(f"state file for {harness}:{session_id}: {exc!r}", harness, None, exc)
         today = clock.iso(self.now)[:10]
         forgotten = tombstones(self.locs) if self.report.touched else None
+        headers = self._placed_headers()
         for slug in sorted(self.report.touched):
             project = self.locs.memories / slug
             try:
-                projectfiles.rebuild_main(project, forgotten)
-                projectfiles.write_summaries(project, today, forgotten)
+                projectfiles.rebuild_main(project, forgotten, headers.get(slug))
+                projectfiles.write_summaries(project, today, forgotten, headers.get(slug))
                 _sweep_temp(project)
             except Exception as exc:  # noqa: BLE001
                 failed_projects.add(slug)
@@ -807,6 +814,34 @@ class _Pass:
         if self.report.touched and not self._refresh_index():
             failed_projects |= self.report.touched
         self._save_unfinished(ahead, failed_sessions, failed_projects)
+
+    def _placed_headers(self) -> dict[str, dict[str, tuple[int, dict[str, object]]]]:
+        """(size, frontmatter) of each entry this pass wrote whose frontmatter it knows, by project and file name."""
+        headers: dict[str, dict[str, tuple[int, dict[str, object]]]] = {}
+        for path, entry in self.placed.items():
+            if entry.meta is not None:
+                folder, name = os.path.split(path)
+                headers.setdefault(os.path.basename(os.path.dirname(folder)), {})[name] = (
+                    len(entry.text.encode()), entry.meta)
+        return headers
+
+    def _placed_entries(self) -> dict[str, tuple[int, object]]:
+        """(size, parsed entry) of each entry this pass wrote, by `<slug>/bank/<file>.md` (the index's key)."""
+        from ..store import entries
+
+        out: dict[str, tuple[int, object]] = {}
+        for path, entry in self.placed.items():
+            data = entry.text.encode()
+            if len(data) > entries.MAX_ENTRY_BYTES:
+                continue  # the index reads only the head of a file this big: let it
+            where = _as_path(path)
+            slug = where.parent.parent.name
+            if entry.meta is not None and entry.sections is not None:
+                parsed = entries.entry_from(entry.meta, entry.sections, where, slug)
+            else:
+                parsed = entries.parse_entry(entry.text, where, slug)
+            out[f"{slug}/bank/{where.name}"] = (len(data), parsed)
+        return out
 
     def _record_identity(self, slug: str, cwd: str) -> None:
         """The repository this project's folder is, written into the tree (SPEC §11), once it has a bank."""
@@ -842,7 +877,7 @@ class _Pass:
         except ImportError:
             return True
         try:
-            index.refresh(self.locs, set(self.report.touched))
+            index.refresh(self.locs, set(self.report.touched), self._placed_entries())
             return True
         except Exception as exc:  # noqa: BLE001
             self._error(f"index refresh failed: {exc!r}", None, None, exc)

@@ -45,7 +45,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prom
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from ..store.entries import Entry
+
     Terms = Iterable[str | list[str]]  # a term, or a group of alternatives that count as one
+    Written = dict[str, tuple[int, Entry]]  # `<slug>/bank/<file>.md` -> (size in bytes, the entry)
 
 # 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary; 5: name+version keys; 6: 32-hash sketches;
 # 7: which vocabulary groups name a concept; 8: sketches of content words. An index of another version is
@@ -236,11 +239,13 @@ def delete_index_files(locs: Locations) -> None:
 # --- keeping it current -------------------------------------------------------
 
 
-def refresh(locs: Locations, projects: Iterable[str] | None = None) -> int:
+def refresh(locs: Locations, projects: Iterable[str] | None = None, written: Written | None = None) -> int:
     """Bring the index up to date with the Markdown for these project slugs
     (None: every project, and forget projects that are gone). Cheap when nothing
     changed: one stat per project. Returns how many entries were (re)indexed or
-    dropped. Called by the autobank pass after it banks."""
+    dropped. Called by the autobank pass after it banks, with the entries it wrote
+    (`written`: their size and parsed content by `<slug>/bank/<file>.md`): an entry
+    of that size on disk is indexed from them, any other is read from its file."""
     try:
         conn = connect(locs)
     except IndexCorrupt:
@@ -248,13 +253,13 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None) -> int:
         conn = connect(locs)
     try:
         _refresh_vocabulary(conn)
-        return sync(conn, locs, projects)
+        return sync(conn, locs, projects, written=written)
     finally:
         conn.close()
 
 
 def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | None = None,
-         *, force: bool = False, max_changes: int | None = None) -> int:
+         *, force: bool = False, max_changes: int | None = None, written: Written | None = None) -> int:
     """Like `refresh`, on an open connection. With `max_changes`, raise IndexBehind
     instead of indexing more entries than that in one project."""
     from ..store.scope import all_projects, is_safe_slug
@@ -269,12 +274,12 @@ def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | No
         slugs = [s for s in dict.fromkeys(projects) if is_safe_slug(s)]
     changed = 0
     for slug in slugs:
-        changed += _sync_project(conn, locs, slug, force=force, max_changes=max_changes)
+        changed += _sync_project(conn, locs, slug, force=force, max_changes=max_changes, written=written)
     return changed
 
 
 def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force: bool,
-                  max_changes: int | None = None) -> int:
+                  max_changes: int | None = None, written: Written | None = None) -> int:
     bank = os.path.join(locs.memories_path, slug, "bank")
     try:
         dir_mtime = os.stat(bank).st_mtime_ns
@@ -319,7 +324,9 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
             file, mtime, size = on_disk[path]
             if path in known:
                 _delete_doc(conn, known[path][0])
-            if _insert_doc(conn, file, slug, path, mtime, size, forgotten):
+            held = written.get(path) if written else None
+            if _insert_doc(conn, file, slug, path, mtime, size, forgotten,
+                           held[1] if held is not None and held[0] == size else None):
                 changed += 1
         if changed or dir_mtime is None:  # which folders the project's entries are of (`foreign_paths`)
             conn.execute("DELETE FROM folders WHERE slug = ?", (slug,))
@@ -381,15 +388,18 @@ def _forgotten(locs: Locations):
 
 
 def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime: int, size: int,
-                forgotten=None) -> bool:
-    from pathlib import Path
-
-    from ..store.entries import read_entry
+                forgotten=None, entry: Entry | None = None) -> bool:
+    """Index one entry: `entry` if the caller has it parsed already, else read from `file`."""
     from .fingerprint import sketch
     from .terms import is_filler
     from .tokens import derived_keys
 
-    entry = read_entry(Path(file), slug)
+    if entry is None:
+        from pathlib import Path
+
+        from ..store.entries import read_entry
+
+        entry = read_entry(Path(file), slug)
     if entry is None:
         return False
     is_word = lambda word: not is_filler(word)  # noqa: E731

@@ -91,11 +91,22 @@ class Entry:
     file_iso: str
     text: str
     turn_key: str
+    # `text`'s frontmatter and sections exactly as `entries.split_frontmatter` / `entries.parse_entry` read
+    # them back, so the MAIN.md index, the summaries and the search index need not parse what was just
+    # written; None when the text holds anything that would make that reading differ (then it is parsed)
+    meta: dict[str, object] | None = None
+    sections: dict[str, str] | None = None
 
 
 def frontmatter(*, file_iso: str, ts: str, title: str, tags: list[str], cwd: str, session_id: str,
                 harness: str, turn_key: str, source: str) -> list[str]:
     """An entry's frontmatter lines (SPEC §3), in the contract's order; no `harness` line when it is ""."""
+    return _frontmatter(file_iso=file_iso, ts=ts, title=title, tags=tags, cwd=redact(cwd), session_id=session_id,
+                        harness=harness, turn_key=turn_key, source=source)
+
+
+def _frontmatter(*, file_iso: str, ts: str, title: str, tags: list[str], cwd: str, session_id: str,
+                 harness: str, turn_key: str, source: str) -> list[str]:
     return [
         "---",
         f"id: {file_iso}",
@@ -103,7 +114,7 @@ def frontmatter(*, file_iso: str, ts: str, title: str, tags: list[str], cwd: str
         f"title: {yaml_quote(title)}",
         "tags:" + ("" if tags else " []"),
         *[f"  - {t}" for t in tags],
-        f"cwd: {yaml_quote(redact(cwd))}",
+        f"cwd: {yaml_quote(cwd)}",
         f"session_id: {yaml_quote(session_id)}",
         *([f"harness: {harness}"] if harness else []),
         f"turn_key: {yaml_quote(turn_key)}",
@@ -154,13 +165,16 @@ def _compose(*, at: float, title: str, tags: list[str], cwd: str, session_id: st
     """The entry's text: frontmatter and the three sections; the Result is trimmed to keep the file under FILE_CAP."""
     ts = clock.iso(at)
     file_iso = clock.file_safe(ts)
+    cwd = redact(cwd)
+    front = _frontmatter(file_iso=file_iso, ts=ts, title=title, tags=tags, cwd=cwd, session_id=session_id,
+                         harness=harness, turn_key=turn_key, source=source)
+    prompt = _guard_headings(prompt)
     head = [
-        *frontmatter(file_iso=file_iso, ts=ts, title=title, tags=tags, cwd=cwd, session_id=session_id,
-                     harness=harness, turn_key=turn_key, source=source),
+        *front,
         "",
         "## Prompt",
         "",
-        _guard_headings(prompt),
+        prompt,
         "",
         "## Actions",
         "",
@@ -178,12 +192,36 @@ def _compose(*, at: float, title: str, tags: list[str], cwd: str, session_id: st
         while keep > 0 and len(result[:keep].encode()) > room:
             keep = keep * 3 // 4
         result = result[:keep] + f"…[cut: {len(result) - keep} more characters]"
-    return Entry(
-        name_stem=f"{file_iso}--{title_slug(title)}",
-        file_iso=file_iso,
-        text=before_result + result + "\n",
-        turn_key=turn_key,
-    )
+    text = before_result + result + "\n"
+    entry = Entry(name_stem=f"{file_iso}--{title_slug(title)}", file_iso=file_iso, text=text, turn_key=turn_key)
+    if _reads_back(text, front, (file_iso, source, *([harness] if harness else [])), (prompt, actions, result)):
+        meta: dict[str, object] = {"id": file_iso, "ts": ts, "title": title,
+                                   "tags": [orjson.loads(t) if t.startswith('"') else t for t in tags],
+                                   "cwd": cwd, "session_id": session_id}
+        if harness:
+            meta["harness"] = harness
+        meta["turn_key"] = turn_key
+        meta["source"] = source
+        entry.meta = meta
+        entry.sections = {"prompt": prompt, "actions": actions, "result": result}
+    return entry
+
+
+READ_BACK_HEAD = 16_000  # frontmatter longer than this may not fit the head `projectfiles.read_header` reads
+
+
+def _reads_back(text: str, front: list[str], bare: tuple[str, ...], sections: tuple[str, ...]) -> bool:
+    """Whether `entries` reads this text back as the values it was made of: every line ends at a "\\n"
+    (no other line break splits one), each unquoted frontmatter value is a plain scalar, and no section
+    holds a line that could be a heading or has edges that reading strips."""
+    if "\r" in text or len(text.splitlines()) != text.count("\n"):
+        return False
+    if sum(len(line) + 1 for line in front) > READ_BACK_HEAD:
+        return False
+    for value in bare:
+        if not value or value != value.strip() or value[0] in "[{&*!|>%@`\"'" or " #" in value or "\n" in value:
+            return False
+    return all(s == s.strip() and not s.startswith("#") and "\n#" not in s for s in sections)
 
 
 def find_entry(bank_dir: Path, file_iso: str, turn_key: str, listing: set[str] | None = None) -> Path | None:
@@ -289,24 +327,34 @@ SYNC_THREADS = 16  # concurrent fsyncs share the file system's journal commits
 def sync_staged(paths: list[Path]) -> list[OSError | None]:
     """fsync each staged file, several at a time; for each, the error that kept it from the disk (and
     the file is removed then) or None."""
-    def sync(path: Path) -> OSError | None:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            return None
-        except OSError as exc:
-            path.unlink(missing_ok=True)
-            return exc
-
     if len(paths) < 2:
-        return [sync(p) for p in paths]
-    from concurrent.futures import ThreadPoolExecutor
+        return [_sync(p) for p in paths]
+    return list(_pool().map(_sync, paths))
 
-    with ThreadPoolExecutor(min(SYNC_THREADS, len(paths))) as pool:
-        return list(pool.map(sync, paths))
+
+def _sync(path: Path) -> OSError | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return None
+    except OSError as exc:
+        path.unlink(missing_ok=True)
+        return exc
+
+
+_POOL = None  # (pid, executor): one set of sync threads for all of a process's batches
+
+
+def _pool():
+    global _POOL
+    if _POOL is None or _POOL[0] != os.getpid():  # a forked child has none of its parent's threads
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = (os.getpid(), ThreadPoolExecutor(SYNC_THREADS, thread_name_prefix="harnesslink-sync"))
+    return _POOL[1]
 
 
 def _temporary(bank_dir: Path, stem: str) -> Path:

@@ -71,11 +71,15 @@ def read_entry(path: Path, project: str | None = None) -> Entry | None:
 
 def parse_entry(text: str, path: Path, project: str) -> Entry:
     meta, body = split_frontmatter(text)
-    sections = _split_sections(body)
+    return entry_from(meta, _split_sections(body), path, project)
+
+
+def entry_from(meta: dict[str, object], sections: dict[str, str], path: Path, project: str) -> Entry:
+    """The entry whose frontmatter and sections read as these (what `split_frontmatter` and the section
+    split return): a writer that holds them has no text to parse."""
     stem = path.stem
     ts = parse_iso(meta.get("ts")) or ts_from_name(str(meta.get("id") or "")) or ts_from_name(stem) or 0.0
-    title = _one_line(meta.get("title")) or sections.pop("_title", "") or _title_from_name(stem)
-    sections.pop("_title", None)
+    title = _one_line(meta.get("title")) or sections.get("_title", "") or _title_from_name(stem)
     return Entry(
         path=path,
         project=project,

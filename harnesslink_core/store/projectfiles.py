@@ -18,6 +18,10 @@ DEFAULT_HEADER = (
 )
 INDEX_ROWS = 200
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    Known = dict[str, tuple[int, dict[str, object]]]
+
 
 def entry_names(project_dir: Path, forgotten=None) -> list[str]:
     """Bank entry file names, oldest first (names start with the time the turn finished),
@@ -43,13 +47,28 @@ def read_header(path: Path) -> dict[str, object]:
     return split_frontmatter(head)[0]
 
 
-def rebuild_main(project_dir: Path, forgotten=None) -> bool:
+def _header(project_dir: Path, name: str, known: Known | None) -> dict[str, object]:
+    """An entry's frontmatter: from `known` (what a writer just wrote: (size, frontmatter) by file name)
+    while the file still has that size, else read from its head."""
+    path = project_dir / "bank" / name
+    if known and name in known:
+        size, header = known[name]
+        try:
+            if os.stat(path).st_size == size:
+                return header
+        except OSError:
+            pass
+    return read_header(path)
+
+
+def rebuild_main(project_dir: Path, forgotten=None, known: Known | None = None) -> bool:
     """Rebuild the index between the markers, newest first; everything else stays byte for byte.
 
-    `forgotten` (forget.Tombstones): entries the user forgot that came back are left out."""
+    `forgotten` (forget.Tombstones): entries the user forgot that came back are left out. `known`: the
+    frontmatter of entries the caller just wrote (see `_header`); the others are read."""
     rows = []
     for name in reversed(entry_names(project_dir, forgotten)[-INDEX_ROWS:]):
-        header = read_header(project_dir / "bank" / name)
+        header = _header(project_dir, name, known)
         if forgotten and forgotten.covers(project_dir.name, name, str(header.get("turn_key") or "")):
             continue
         ts = header.get("ts") or name.split("--", 1)[0]
@@ -101,8 +120,9 @@ def summary_line(header: dict[str, object], name: str) -> str:
     return f"- {header.get('title') or name} [{', '.join(tags)}]"  # type: ignore[arg-type]
 
 
-def write_summaries(project_dir: Path, today: str, forgotten=None) -> list[Path]:
-    """One `summaries/YYYY-MM-DD.md` for each past day that has entries and no summary yet."""
+def write_summaries(project_dir: Path, today: str, forgotten=None, known: Known | None = None) -> list[Path]:
+    """One `summaries/YYYY-MM-DD.md` for each past day that has entries and no summary yet (`known`: as
+    for `rebuild_main`)."""
     by_day: dict[str, list[str]] = {}
     for name in entry_names(project_dir, forgotten):
         day = name[:10]
@@ -115,7 +135,7 @@ def write_summaries(project_dir: Path, today: str, forgotten=None) -> list[Path]
             continue
         lines = [f"# {day}", ""]
         for name in names:
-            header = read_header(project_dir / "bank" / name)
+            header = _header(project_dir, name, known)
             if forgotten and forgotten.covers(project_dir.name, name, str(header.get("turn_key") or "")):
                 continue
             lines.append(summary_line(header, name))
