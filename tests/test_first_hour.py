@@ -80,3 +80,22 @@ def test_forget_by_query_takes_only_what_it_is_sure_of_and_shows_why(tmp_path: P
     assert hello.name in out and listing.name not in out and "score " in out and "matched " in out
     assert main([*forget, "hello world python", "--loose"]) == 0
     assert listing.name in capsys.readouterr().out, "--loose takes the recall search's best, however weak"
+
+
+def test_backfill_says_which_turns_it_left_out_and_what_would_bank_them(capsys, monkeypatch, isolated_home) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from harnesslink_core.main import main
+    from tests.claude_builder import ClaudeSession
+
+    old = ClaudeSession(isolated_home, cwd="/work/old", start=datetime.now(timezone.utc) - timedelta(days=120))
+    old.turn("Set up the release checklist", "The checklist covers tagging, the changelog and the upload. " * 5,
+             tools=[("Bash", {"command": "make release"})])
+    old.flush()
+    assert main(["backfill", "--days", "90"]) == 0
+    out = capsys.readouterr().out
+    assert "banked 0" in out and "outside the 90-day window, by each turn's own time" in out
+    days = int(out.split("--days ")[1].split("`")[0])
+    assert 120 <= days <= 122
+    assert main(["backfill", "--days", str(days)]) == 0
+    assert "banked 1" in capsys.readouterr().out

@@ -86,6 +86,9 @@ class PassReport:
         self.entries: list[Path] = []
         self.open_turns = 0
         self.stop_waiting = False  # the stopped session's last turn is not in its transcript yet
+        self.before_window = 0  # turns of transcripts read here that ended before the backfill window
+        self.old_files = 0  # transcripts last written before the window: not opened at all
+        self.oldest: float | None = None  # the oldest of either: what a wider `backfill --days` would reach
 
     def __repr__(self) -> str:
         return "PassReport(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
@@ -240,8 +243,11 @@ def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 
         if report.locked:
             total.locked = True
             break
-        for name in ("banked", "skipped", "dropped", "duplicates", "excluded", "bytes_read", "errors"):
+        for name in ("banked", "skipped", "dropped", "duplicates", "excluded", "bytes_read", "errors", "before_window"):
             setattr(total, name, getattr(total, name) + getattr(report, name))
+        total.old_files = max(total.old_files, report.old_files)  # every pass sees the same old files again
+        if report.oldest is not None and (total.oldest is None or report.oldest < total.oldest):
+            total.oldest = report.oldest
         total.touched |= report.touched
         total.failure = report.failure or total.failure
         total.entries += report.entries
@@ -415,10 +421,16 @@ class _Pass:
         self._locked()
         self.ledger.set_harness(name, last_pass=self.now, backlog=self.report.backlog)
 
+    def _older(self, when: float) -> None:
+        if when and (self.report.oldest is None or when < self.report.oldest):
+            self.report.oldest = when
+
     def _needs_read(self, path: str, st: os.stat_result, rec: FileRecord | None, window: float,
                     name: str, stop: StopSignal | None) -> bool:
         if rec is None or rec.read_end is None:
             if st.st_mtime < window:
+                self.report.old_files += 1
+                self._older(st.st_mtime)
                 if rec is None:  # remember it unopened, so the next pass skips it with one stat
                     from ..store.ledger import FileRecord
 
@@ -594,6 +606,8 @@ class _Pass:
                 prepared.append(("drop", turn, None))
                 continue
             if turn.ended < window:
+                self.report.before_window += 1
+                self._older(turn.ended)
                 continue  # before the backfill window: not ours to bank (a wider backfill reads it again)
             turn.cwd = turn.cwd or fallback_cwd
             self._checkpoint(turn, turn.cwd)

@@ -38,4 +38,30 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     if show:
         sys.stderr.write("\n")
     print(f"backfill of {', '.join(names)} over {args.days:g} days: {summary(report)}")
+    for line in left_out(report, args.days):
+        print(line)
     return 1 if report.locked else failed(report, "backfill")
+
+
+def left_out(report: autobank.PassReport, days: float) -> list[str]:
+    """Why turns were not banked, in words, and what would bank them."""
+    import math
+    import time
+
+    lines = []
+    if report.before_window or report.old_files:
+        parts = []
+        if report.before_window:
+            parts.append(f"{report.before_window} turns ended before it")
+        if report.old_files:
+            parts.append(f"{report.old_files} transcripts were last written before it (not opened)")
+        line = f"outside the {days:g}-day window, by each turn's own time: {' and '.join(parts)}"
+        if report.oldest:
+            wider = math.ceil((time.time() - report.oldest) / 86400) + 1
+            line += f"; `harnesslink backfill --days {wider}` would include them"
+        lines.append(line)
+    if report.dropped:
+        lines.append(f"dropped: {report.dropped} turns never finished (no answer came) and were given up after 7 days")
+    if report.backlog:
+        lines.append(f"backlog: {report.backlog} transcripts still have unread bytes; the next pass reads them")
+    return lines
