@@ -622,7 +622,10 @@ class _Pass:
 
     def _settle(self, settled: list[tuple[Turn, str]], window: float, fallback_cwd: str) -> list[Turn]:
         """Drop, skip or bank finished turns at once (see `_commit`); returns those a later pass must try again."""
-        prepared = self._prepare(settled, window, fallback_cwd)
+        return self._bank(self._prepare(settled, window, fallback_cwd))
+
+    def _bank(self, prepared: list[tuple[str, Turn, Entry | None]]) -> list[Turn]:
+        """Under the lock, the three steps of `_commit`: the turns a later pass must try again."""
         self._locked()
         to_write, busy = self._reserve(prepared)
         written, failed = self._write(to_write)
@@ -641,11 +644,7 @@ class _Pass:
         """
         if not batch:
             return
-        self._locked()
-        to_write, busy = self._reserve([item for work in batch for item in work.prepared])
-        written, failed = self._write(to_write)
-        self._mark_banked(written)
-        retry = {id(turn) for turn in busy + failed}
+        retry = {id(turn) for turn in self._bank([item for work in batch for item in work.prepared])}
         for work in batch:
             still_open = work.still_open + [(turn.offset, self.now) for _, turn, _ in work.prepared
                                             if id(turn) in retry]
