@@ -139,3 +139,18 @@ def test_resume_lists_the_sessions_of_every_worktree_of_the_repository() -> None
         assert [os.path.abspath(s.cwd) for s in listed] == [str(hotfix)]
     finally:
         shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_full_pass_drops_the_cached_map_so_a_pulled_identity_counts(tmp_path: Path) -> None:
+    """An IDENTITY.md pulled into a folder this machine already knows changes no folder the cache watches."""
+    home = tmp_path / "home"
+    main = repository(tmp_path / "src" / "app", "git@github.com:Org/App.git")
+    bank_a_turn(home, main, "Make the nightly invoice export stream rows instead of loading them")
+    locs = locations({"HOME": str(home)})
+    other = home / ".superpi/agent/memories" / "--elsewhere-app--"
+    (other / "bank").mkdir(parents=True)
+    assert "--elsewhere-app--" not in identity.tree_identities(locs)  # cached now, without it
+    (other / identity.IDENTITY_FILE).write_text(identity.render("github.com/Org/App"))  # pulled later
+    assert "--elsewhere-app--" not in identity.tree_identities(locs)
+    run_pass(locs)
+    assert identity.tree_identities(locs)["--elsewhere-app--"] == "github.com/Org/App"

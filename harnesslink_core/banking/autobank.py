@@ -347,6 +347,9 @@ class _Pass:
             return self.report
         if paths is None:
             background.mark_pass(self.locs)
+            from ..store import identity
+
+            identity.forget_cache(self.locs)  # an IDENTITY.md pulled into a known folder counts from now
         return self.report
 
     def _note_disabled(self, enabled: list[str], requested: list[str] | None) -> None:
