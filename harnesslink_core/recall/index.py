@@ -725,12 +725,17 @@ def foreign_paths(conn: sqlite3.Connection, folders: dict[str, str | None]) -> s
     from ..store.scope import is_foreign
 
     slugs = [slug for slug, wanted in folders.items() if wanted]
-    if not slugs:
-        return set()
-    rows = conn.execute(f"SELECT slug, cwd FROM folders WHERE slug IN ({','.join('?' * len(slugs))})", slugs)
-    others = [(slug, cwd) for slug, cwd in rows if is_foreign(cwd, slug, folders)]
+    others = [(slug, cwd) for slug, cwd in folders_of(conn, slugs) if is_foreign(cwd, slug, folders)]
     return {path for slug, cwd in others
             for path, in conn.execute("SELECT path FROM docs WHERE project = ? AND cwd = ?", (slug, cwd))}
+
+
+def folders_of(conn: sqlite3.Connection, slugs: list[str]) -> list[tuple[str, str]]:
+    """(slug, cwd) of each folder these projects' entries were banked in."""
+    if not slugs:
+        return []
+    return conn.execute(f"SELECT slug, cwd FROM folders WHERE slug IN ({','.join('?' * len(slugs))})",
+                        slugs).fetchall()
 
 
 def max_rowid(conn: sqlite3.Connection) -> int:

@@ -141,13 +141,12 @@ def repository_folders(locs: Locations, cwd: str) -> list[str]:
     except index.IndexUnavailable:
         return []
     try:
-        rows = conn.execute(f"SELECT DISTINCT cwd FROM folders WHERE slug IN ({','.join('?' * len(slugs))})",
-                            slugs).fetchall()
+        rows = index.folders_of(conn, slugs)
     except index.sqlite3.Error:
         return []
     finally:
         conn.close()
-    return sorted({os.path.abspath(c) for c, in rows if c and os.path.abspath(c) != cwd and os.path.isdir(c)
+    return sorted({os.path.abspath(c) for _, c in rows if c and os.path.abspath(c) != cwd and os.path.isdir(c)
                    and repository_of(c) == repository})
 
 

@@ -137,12 +137,7 @@ def _text_for(record: dict, cwd: str, harness: str, now: float) -> str:
 
 
 def _stored_cwd(cwd: str) -> str:
-    """The folder as a handoff records it: redacted, should its name hold a secret."""
-    from ..store.scope import may_hold_a_secret
+    """The folder as a handoff records it: as an entry records its cwd (redacted, should its name hold a secret)."""
+    from ..store.scope import folder_key
 
-    path = os.path.abspath(cwd)
-    if not may_hold_a_secret(path):
-        return path
-    from ..redact import redact
-
-    return redact(path)
+    return folder_key(os.path.abspath(cwd))
