@@ -219,8 +219,8 @@ def _tags(args: dict) -> list[str]:
 def memory_search(args: dict, session: Session) -> str:
     import time
 
-    from .commands.recall import query_terms
     from .recall.framing import frame, neutralise, one_line
+    from .recall.pull import query_terms, recall
     from .store.scope import scope_folders
 
     query = _text(args, "query", required=True)
@@ -233,7 +233,7 @@ def memory_search(args: dict, session: Session) -> str:
         raise ToolError("`query` has no words to search for")
     with _index(session.locs) as (index, conn):
         index.sync(conn, session.locs, projects)
-        hits = index.search(conn, terms, projects, limit=limit, exclude_paths=index.foreign_paths(conn, folders))
+        hits = recall(conn, query, projects, limit=limit, exclude_paths=index.foreign_paths(conn, folders))
     if not hits:
         return f"No memory entries match {one_line(query, 120)!r} in {where}."
     lines = [f"{len(hits)} entr{'y' if len(hits) == 1 else 'ies'} matching {one_line(query, 120)!r} in {where}, "
@@ -247,6 +247,7 @@ def memory_search(args: dict, session: Session) -> str:
             lines.append(f"   Prompt: {one_line(hit.prompt, 240)}")
         if hit.result.strip():
             lines.append(f"   Result: {one_line(hit.result, 400)}")
+        lines.append(f"   Why here: {hit.why}")
     return frame("recall", neutralise("\n".join(lines)), project=(projects or [""])[0])
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 
 from ..paths import Locations
 from ..recall import index
-from ..recall.terms import meaningful_terms
+from ..recall.pull import query_terms, recall
 from ..store.scope import scope_folders
 from .options import whole_number
 
@@ -25,11 +24,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-k", type=whole_number(1, 1000), default=5, help="how many matches (default 5)")
 
 
-def query_terms(query: str) -> list[str]:
-    """The query's meaningful words; all its words if none is meaningful."""
-    return meaningful_terms(query) or list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:16]
-
-
 def run(args: argparse.Namespace, locs: Locations) -> int:
     query = " ".join(args.query)
     terms = query_terms(query)
@@ -40,7 +34,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     try:
         index.sync(conn, locs, projects)
         hidden = index.foreign_paths(conn, folders) if folders else set()
-        hits = index.search(conn, terms, projects, limit=max(1, args.k), exclude_paths=hidden)
+        hits = recall(conn, query, projects, limit=max(1, args.k), exclude_paths=hidden)
     finally:
         conn.close()
     if args.json:
@@ -48,7 +42,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
             {
                 "path": str(locs.memories / h.path), "project": h.project, "title": h.title,
                 "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.ts)), "harness": h.origin,
-                "session_id": h.session_id, "score": round(h.score, 4), "matched": h.matched,
+                "session_id": h.session_id, "score": round(h.score, 4), "matched": h.matched, "why": h.why,
                 "result": h.result[:500],
             }
             for h in hits
@@ -62,7 +56,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         return 1
     for n, h in enumerate(hits, 1):
         when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(h.ts))
-        print(f"{n}. {h.title}  [{when} · {h.origin} · score {h.score:.2f} · {', '.join(h.matched)}]")
+        print(f"{n}. {h.title}  [{when} · {h.origin} · {h.why}]")
         print(f"   {locs.memories / h.path}")
         result = " ".join(h.result.split())
         if result:

@@ -57,6 +57,7 @@ SCHEMA_VERSION = 9
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000
+FILL_PER_REFRESH = 2000  # vectors made by one refresh (a pass); a backlog is made over the next passes
 KEYS_SCAN_CHARS = 8000  # of the result, for identifiers' other spellings (`detail_keys`)
 
 # title, tags, prompt, actions, result, derived keys of title+prompt and of actions+result, scope (a filter)
@@ -107,7 +108,7 @@ class Hit:
     """One search result. A plain class: `@dataclass` costs import time on the prompt hook's path."""
 
     __slots__ = ("path", "project", "ts", "title", "harness", "source", "session_id", "score", "prompt", "result",
-                 "matched", "doc_id", "evidence", "sketch", "also", "why")
+                 "matched", "doc_id", "evidence", "sketch", "also", "why", "similarity", "features", "probability")
 
     def __init__(self, path: str, project: str, ts: float, title: str, harness: str, source: str,
                  session_id: str, score: float, prompt: str = "", result: str = "") -> None:
@@ -127,6 +128,9 @@ class Hit:
         self.sketch = ""  # content fingerprint
         self.also: list[Hit] = []  # copies of the same content folded into this match
         self.why = ""  # what let it in, when that is not the ordinary floor
+        self.similarity: float | None = None  # cosine of the prompt's and the entry's meaning vectors
+        self.features: dict[str, float] = {}  # what the decision read (`decision.features`)
+        self.probability = 0.0  # what it made of them
 
     def __repr__(self) -> str:
         return f"Hit({self.path!r}, score={self.score:.2f}, matched={self.matched})"
@@ -253,9 +257,21 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None, written: Wri
         conn = connect(locs)
     try:
         _refresh_vocabulary(conn)
-        return sync(conn, locs, projects, written=written)
+        changed = sync(conn, locs, projects, written=written)
+        _fill_vectors(conn, limit=FILL_PER_REFRESH)
+        return changed
     finally:
         conn.close()
+
+
+def _fill_vectors(conn: sqlite3.Connection, *, limit: int | None = None, progress=None) -> int:
+    """Vectors for the entries that have none; the index answers by words without them."""
+    from . import vectors
+
+    try:
+        return vectors.fill(conn, limit=limit, progress=progress)
+    except sqlite3.OperationalError:  # busy: the next pass fills them
+        return 0
 
 
 def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | None = None,
@@ -379,6 +395,10 @@ def remove(conn: sqlite3.Connection, rel_paths: Iterable[str]) -> int:
 def _delete_doc(conn: sqlite3.Connection, doc_id: int) -> None:
     conn.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
     conn.execute("DELETE FROM fts WHERE rowid = ?", (doc_id,))
+    try:
+        conn.execute("DELETE FROM meaning WHERE doc_id = ?", (doc_id,))
+    except sqlite3.OperationalError:  # an index made before vectors: it has none to delete
+        pass
 
 
 def _forgotten(locs: Locations):
@@ -450,8 +470,9 @@ def actions_digest(actions: str) -> str:
     return "\n".join(lines)
 
 
-def rebuild(locs: Locations) -> int:
-    """Rebuild the whole index from the Markdown (`harnesslink reindex`)."""
+def rebuild(locs: Locations, *, progress=None) -> int:
+    """Rebuild the whole index from the Markdown (`harnesslink reindex`), vectors included
+    (`progress(n)` is told of each batch of them)."""
     try:
         conn = connect(locs)
         conn.execute("PRAGMA quick_check").fetchone()
@@ -468,9 +489,12 @@ def rebuild(locs: Locations) -> int:
             conn.execute("DELETE FROM fts")
             conn.execute("DELETE FROM projects")
             conn.execute("DELETE FROM folders")
+            conn.execute("DROP TABLE IF EXISTS meaning")
+            conn.execute("DROP TABLE IF EXISTS meaning_packs")
             _load_vocabulary(conn)
         count = sync(conn, locs, None, force=True)
         conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+        _fill_vectors(conn, progress=progress)
         return count
     finally:
         conn.close()
@@ -605,6 +629,29 @@ def search(
             hit.doc_id = doc_id
             hit.matched = [_label(t) for t, rows in zip(checked, found) if doc_id in rows]
     return hits
+
+
+def hits_of(conn: sqlite3.Connection, ids: list[int], projects: list[str], *, exclude_session: str | None = None,
+            exclude_paths: Iterable[str] = (), with_text: bool = False) -> list[Hit]:
+    """These entries as hits (score 0: not found by words), in the order of `ids`, within
+    `projects`, without the session's own and the excluded paths."""
+    if not ids or not projects:
+        return []
+    excluded = set(exclude_paths)
+    text = "f.prompt, f.result" if with_text else "'', ''"
+    rows = conn.execute(
+        f"SELECT d.id, d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id, d.sketch, {text}"
+        f" FROM docs d JOIN fts f ON f.rowid = d.id"
+        f" WHERE d.id IN ({','.join('?' * len(ids))}) AND d.project IN ({','.join('?' * len(projects))})",
+        [*ids, *projects]).fetchall()
+    by_id = {}
+    for doc_id, path, project, ts, title, harness, source, session, sketch, prompt, result in rows:
+        if (exclude_session and session == exclude_session) or path in excluded:
+            continue
+        hit = Hit(path, project, ts, title, harness, source, session, 0.0, prompt or "", result or "")
+        hit.doc_id, hit.sketch = doc_id, sketch
+        by_id[doc_id] = hit
+    return [by_id[i] for i in ids if i in by_id]
 
 
 def matching_rows(conn: sqlite3.Connection, terms: Terms, ids: list[int], *, columns: str = "") -> list[set[int]]:

@@ -1,0 +1,166 @@
+"""Pull recall (`memory_search`, `harnesslink recall`): R@5 and R@10 of plain FTS5, of our
+words alone, and of words and meaning fused (`recall/pull.py`).
+
+    python -m benchmarks.pull --home DIR [--tune] [--blind]
+
+Development sets: the six `queries*.json` sets over the corpora `benchmarks/quality.py`
+builds at DIR, DIR-unseen, ... (`--tune` tries fusion settings on them). Blind, scored
+once at the very end with `--blind`: the seventh coding set (`queries_seventh.json`,
+planted with every earlier set's targets in DIR-seventh) and the long prose
+conversations (`conversations_prose.json`: 12 conversations, 170 turns, each banked as
+a turn of its own session in DIR-conversations; 70 questions asked days later).
+A query counts as found at k when any copy of its target (or any of its evidence turns)
+is in the first k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import corpus, quality  # noqa: E402
+from harnesslink_core.banking import autobank  # noqa: E402
+from harnesslink_core.paths import locations  # noqa: E402
+from harnesslink_core.recall import index, pull  # noqa: E402
+from harnesslink_core.store.scope import scope_for  # noqa: E402
+
+SEVENTH = Path(__file__).with_name("queries_seventh.json")
+CONVERSATIONS = Path(__file__).with_name("conversations_prose.json")
+DEV_SETS = (quality.QUERIES, quality.HELDOUT, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH)
+DEPTH = 10
+
+
+def plain_ranked(plain, query: str, projects: list[str]) -> list[str]:
+    words = dict.fromkeys(w.lower() for w in re.findall(r"\w+", query))
+    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    if not match:
+        return []
+    marks = ",".join("?" * len(projects))
+    sql = f"SELECT path FROM plain WHERE plain MATCH ? AND project IN ({marks}) ORDER BY bm25(plain) LIMIT ?"
+    return [row[0] for row in plain.execute(sql, [match, *projects, DEPTH])]
+
+
+def asked(conn, locs, data: dict, qset: dict) -> list[tuple[str, list[str], frozenset[str]]]:
+    targets = quality._target_paths(conn, data)
+    by_id = {t["id"]: t for t in data["targets"]}
+    return [(q["query"], scope_for(locs, quality.cwd_of(by_id[q["target"]]["project"])), targets[q["target"]])
+            for q in qset["queries"]]
+
+
+def recall_at(rankings: list[list[str]], wanted: list[frozenset[str]], k: int) -> float:
+    return round(sum(1 for r, w in zip(rankings, wanted) if w.intersection(r[:k])) / len(wanted), 3)
+
+
+def score_queries(conn, plain, queries, settings: dict[str, tuple[float, int]]) -> dict:
+    wanted = [w for _, _, w in queries]
+    out = {"queries": len(queries)}
+    plain_r = [plain_ranked(plain, q, p) for q, p, _ in queries]
+    out["plain_fts5"] = {"R@5": recall_at(plain_r, wanted, 5), "R@10": recall_at(plain_r, wanted, 10)}
+    for name, (weight, k, *alone) in settings.items():
+        ranked = [[h.path for h in pull.recall(conn, q, p, limit=DEPTH, meaning_weight=weight, rrf_k=k,
+                                               min_alone=alone[0] if alone else None)]
+                  for q, p, _ in queries]
+        out[name] = {"R@5": recall_at(ranked, wanted, 5), "R@10": recall_at(ranked, wanted, 10)}
+    return out
+
+
+def coding_sets(home: Path, sets, settings) -> dict:
+    results = {}
+    corpora = [*quality.CORPORA, ("-seventh", (*quality.CORPORA[-1][1], SEVENTH), (SEVENTH,))]
+    for suffix, planted, chosen in corpora:
+        chosen = [s for s in chosen if s in sets]
+        if not chosen:
+            continue
+        where = home.with_name(home.name + suffix)
+        data = quality.corpus_at(where, planted)
+        locs = locations(quality.env_for(where))
+        conn = index.connect(locs, create=False)
+        try:
+            plain = quality._plain_fts(conn, locs.memories)
+            for path in chosen:
+                results[path.stem] = score_queries(conn, plain, asked(conn, locs, data, json.loads(path.read_text())),
+                                                   settings)
+        finally:
+            conn.close()
+    return results
+
+
+def conversations(home: Path, settings) -> dict:
+    """The prose conversations: each turn banked as an entry; a question finds any of its evidence turns."""
+    where = home.with_name(home.name + "-conversations")
+    data = json.loads(CONVERSATIONS.read_text())
+    marker = where / "conversations-corpus.json"
+    locs = locations(quality.env_for(where))
+    if not marker.exists():
+        where.mkdir(parents=True, exist_ok=True)
+        rng = random.Random(5)
+        templates = {name: corpus.load_template(name) for name, _ in corpus.HARNESS_MIX}
+        now = time.time()
+        for n, conv in enumerate(data["conversations"]):
+            start = now - 86400 * (3 + 30 * rng.random())
+            for t, turn in enumerate(conv["turns"]):
+                spec = corpus.TurnSpec("long", turn["prompt"], turn["answer"])
+                session = f"{rng.getrandbits(32):08x}-0000-4000-8000-{n:04x}{t:08x}"
+                corpus.write_session(where, corpus.SessionSpec(conv["harness"], quality.cwd_of(conv["project"]),
+                                                               start + 600 * t, [spec], session),
+                                     templates, fake_home="/home/dev")
+        autobank.drain(locs)
+        marker.write_text("{}")
+    index.rebuild(locs)
+    conn = index.connect(locs, create=False)
+    try:
+        by_prompt: dict[str, str] = {}
+        for path, in conn.execute("SELECT path FROM docs"):
+            text = (locs.memories / path).read_text()
+            by_prompt[path] = text
+        turn_paths: dict[str, set[str]] = {}
+        for conv in data["conversations"]:
+            for turn in conv["turns"]:
+                probe = " ".join(turn["prompt"].split())[:60]
+                turn_paths[turn["id"]] = {p for p, text in by_prompt.items() if probe in " ".join(text.split())}
+        queries = [(q["query"], scope_for(locs, quality.cwd_of(q["project"])),
+                    frozenset(p for a in q["answers"] for p in turn_paths[a])) for q in data["questions"]]
+        found = sum(1 for _, _, w in queries if w)
+        plain = quality._plain_fts(conn, locs.memories)
+        result = score_queries(conn, plain, queries, settings)
+        result["entries"] = len(by_prompt)
+        result["questions_with_evidence_banked"] = found
+        return {"conversations_prose": result}
+    finally:
+        conn.close()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--tune", action="store_true", help="try fusion settings on the development sets")
+    parser.add_argument("--blind", action="store_true", help="score the blind sets (once, at the very end)")
+    args = parser.parse_args(argv)
+    settings = {"words": (0.0, pull.RRF_K), "words+meaning": (pull.MEANING_WEIGHT, pull.RRF_K)}
+    if args.tune:
+        settings.update({f"alone{a}": (pull.MEANING_WEIGHT, pull.RRF_K, a) for a in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3)})
+    results = coding_sets(args.home, (SEVENTH,) if args.blind else DEV_SETS, settings)
+    if args.blind:
+        results.update(conversations(args.home, settings))
+    for name, r in results.items():
+        print(f"{name}: {r['queries']} queries" + (f", {r['entries']} entries" if "entries" in r else ""))
+        for ranking, scores in r.items():
+            if isinstance(scores, dict):
+                print(f"  {ranking:15} R@5 {scores['R@5']:.3f}  R@10 {scores['R@10']:.3f}")
+    if args.tune:
+        names = [n for n in next(iter(results.values())) if n not in ("queries",)]
+        for n in names:
+            mean5 = sum(r[n]["R@5"] for r in results.values()) / len(results)
+            print(f"mean R@5 {n}: {mean5:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,65 @@
+"""Recall on request (SPEC §7): `memory_search` and `harnesslink recall`.
+
+A pull never abstains: the agent or the user asked. It ranks two lists together, the
+entries found by their words (FTS5, bm25) and the entries nearest in meaning (the
+static vectors, `vectors.nearest`), by weighted reciprocal rank fusion: each list gives
+an entry `weight / (RRF_K + rank)`. Words find the exact identifiers and names; meaning
+finds the paraphrase that shares no word with its entry. `RRF_K` and `MEANING_WEIGHT`
+were chosen on the development sets (`benchmarks/pull.py`).
+
+Callers only format: `recall(conn, query, projects, limit)` gives the hits, each with
+`why`, which says where each list ranked it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import index, meaning, vectors
+from .index import Hit
+from .terms import meaningful_terms
+
+POOL = 30  # taken from each list before fusing
+RRF_K = 5
+MEANING_WEIGHT = 0.75
+QUERY_CHARS = 2000
+MEANING_ALONE = 0.2  # the cosine an entry no word found needs to be returned at all
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's meaningful words; all its words if none is meaningful."""
+    return meaningful_terms(query) or list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:16]
+
+
+def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, exclude_paths=(),
+           meaning_weight: float = MEANING_WEIGHT, rrf_k: int = RRF_K, min_alone: float | None = None) -> list[Hit]:
+    """The entries that best answer `query` within `projects` (None: every project), best first."""
+    query = query[:QUERY_CHARS]
+    min_alone = MEANING_ALONE if min_alone is None else min_alone
+    excluded = set(exclude_paths)
+    pool = max(POOL, limit)
+    terms = query_terms(query)
+    lexical = index.search(conn, terms, projects, limit=pool, exclude_paths=excluded) if terms else []
+    model = meaning.load() if meaning_weight > 0 else None
+    vector = model.vector(query) if model is not None else []
+    scope = projects if projects is not None else [row[0] for row in conn.execute("SELECT DISTINCT project FROM docs")]
+    near = vectors.nearest(conn, vector, scope, pool) if vector else []
+    fused: dict[int, float] = {}
+    reasons: dict[int, list[str]] = {}
+    for rank, hit in enumerate(lexical, 1):
+        fused[hit.doc_id] = 1.0 / (rrf_k + rank)
+        reasons[hit.doc_id] = [f"words #{rank} (bm25 {hit.score:.1f}: {', '.join(hit.matched) or '-'})"]
+    for rank, (doc_id, similarity) in enumerate(near, 1):
+        if doc_id not in fused and similarity < min_alone:
+            continue  # meaning alone brings only what is close: a pull may rank, but not invent a link
+        fused[doc_id] = fused.get(doc_id, 0.0) + meaning_weight / (rrf_k + rank)
+        reasons.setdefault(doc_id, []).append(f"meaning #{rank} (cosine {similarity:.2f})")
+    by_id = {hit.doc_id: hit for hit in lexical}
+    missing = [doc_id for doc_id, _ in near if doc_id not in by_id]
+    for hit in index.hits_of(conn, missing, scope, exclude_paths=excluded, with_text=True):
+        by_id[hit.doc_id] = hit
+    ranked = sorted((doc_id for doc_id in fused if doc_id in by_id), key=lambda d: -fused[d])[:limit]
+    hits = [by_id[doc_id] for doc_id in ranked]
+    for hit in hits:
+        hit.why = "; ".join(reasons[hit.doc_id])
+    return hits

@@ -1,0 +1,201 @@
+"""Meaning vectors (issue 19): the static model, the entry vectors in the index, and the pull that fuses
+words and meaning."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import socket
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from harnesslink_core.recall import index, meaning, pull, vectors
+from harnesslink_core.store.scope import project_slug
+from memory_helpers import REPO, SHOP, build_corpus, make_env, make_locs, write_entry
+
+MODEL_DIR = REPO / "harnesslink_core" / "data" / "meaning"
+
+
+def test_the_model_table_loads_with_no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    model = meaning.Model()
+    assert len(model.vector("the login test fails after midnight")) == meaning.DIMS
+
+
+def test_the_model_table_is_what_its_build_recorded():
+    """meta.json's hash is the build script's digest of the vocabulary and the quantised vectors: a
+    second distillation (`scripts/build_meaning_model.py --check`) compares against it."""
+    meta = json.loads((MODEL_DIR / "meta.json").read_text())
+    conn = sqlite3.connect(f"file:{MODEL_DIR / 'model.db'}?mode=ro", uri=True)
+    pieces = [p for p, in conn.execute("SELECT piece FROM pieces ORDER BY id")]
+    table = b"".join(bytes((b - 128) & 0xFF for b in vec) for vec, in conn.execute("SELECT vec FROM vectors ORDER BY id"))
+    digest = hashlib.sha256("\n".join(pieces).encode() + table).hexdigest()
+    assert (len(pieces), digest) == (meta["pieces"], meta["sha256"])
+    assert meta["licence"] == "Apache-2.0"
+
+
+def test_a_prompt_vector_needs_no_numpy_and_no_re():
+    """What the prompt's side costs: the package, sqlite3 and the table; no numpy, no `re` (the hot path's list)."""
+    code = ("import sys\nfrom harnesslink_core.recall import meaning\n"
+            "v = meaning.load().vector('why did signing in stop working right after 12am?')\n"
+            "assert len(v) == meaning.DIMS\nprint(' '.join(sys.modules))")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(REPO)})
+    loaded = set(out.stdout.split())
+    assert not loaded & {"numpy", "re", "json", "onnxruntime", "torch", "unicodedata"}, loaded
+
+
+def test_the_tokenizer_splits_words_into_known_pieces():
+    model = meaning.Model()
+    pieces = model.piece_ids("Refactoring applyDiscount() in café.py")
+    names = dict((i, p) for p, i in model.conn.execute("SELECT piece, id FROM pieces"))
+    words, word = [], ""
+    for piece in (names[i] for i in pieces):
+        if piece.startswith("##"):
+            word += piece[2:]
+        else:
+            words.append(word)
+            word = piece
+    words.append(word)
+    # lower case, punctuation alone, accents stripped, as the source model reads text; pieces join back up
+    assert [w for w in words if w] == ["refactoring", "applydiscount", "(", ")", "in", "cafe", ".", "py"]
+
+
+def test_similar_texts_are_closer_than_unrelated_ones():
+    model = meaning.Model()
+    a = model.vector("the database connection pool was exhausted under heavy traffic")
+    b = model.vector("postgres ran out of connections when many requests came in")
+    c = model.vector("a recipe for lemon cake with poppy seeds")
+    assert meaning.cosine(a, b) > max(0.1, 2 * meaning.cosine(a, c))
+
+
+def test_the_code_scan_finds_the_nearest_codes():
+    rng = random.Random(4)
+    codes = [rng.getrandbits(128) for _ in range(3000)]
+    blob = b"".join(c.to_bytes(vectors.CODE_BYTES, "little") for c in codes)
+    query = rng.getrandbits(128)
+    got = vectors._closest_slots(query, blob, len(codes), 20)
+    distances = [(c ^ query).bit_count() for c in codes]
+    cut = sorted(distances)[19]
+    assert sorted(got) == [i for i, d in enumerate(distances) if d <= cut][:40]
+
+
+def _indexed(tmp_path):
+    locs = make_locs(tmp_path)
+    build_corpus(locs)
+    index.rebuild(locs)
+    return locs
+
+
+def test_every_entry_gets_a_vector_when_indexed(tmp_path):
+    locs = _indexed(tmp_path)
+    conn = index.connect(locs)
+    try:
+        assert vectors.pending(conn) == 0
+        assert conn.execute("SELECT count(*) FROM meaning").fetchone()[0] == conn.execute(
+            "SELECT count(*) FROM docs").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_a_paraphrase_with_no_shared_word_is_found_through_meaning(tmp_path):
+    locs = _indexed(tmp_path)
+    query = "postgres ran out of connections when many requests came in"
+    conn = index.connect(locs)
+    try:
+        words_only = pull.recall(conn, "too few sockets for simultaneous visitors", [project_slug(SHOP)], limit=3,
+                                 meaning_weight=0)
+        fused = pull.recall(conn, query, [project_slug(SHOP)], limit=3)
+        paraphrase = pull.recall(conn, "too few sockets for simultaneous visitors", [project_slug(SHOP)], limit=3)
+    finally:
+        conn.close()
+    assert words_only == []  # not one word of it is in the bank
+    assert paraphrase and "too many clients" in paraphrase[0].title
+    assert "meaning #1" in paraphrase[0].why
+    assert "too many clients" in fused[0].title
+
+
+def test_an_index_without_vectors_still_answers(tmp_path):
+    """An index made before vectors (or with the tables lost): the pull answers by words, the scan by nothing."""
+    locs = _indexed(tmp_path)
+    conn = index.connect(locs)
+    try:
+        conn.execute("DROP TABLE meaning")
+        conn.execute("DROP TABLE meaning_packs")
+        hits = pull.recall(conn, "postgres too many clients", [project_slug(SHOP)], limit=3)
+        assert hits and "too many clients" in hits[0].title
+        assert vectors.nearest(conn, meaning.load().vector("postgres"), [project_slug(SHOP)]) == []
+        assert vectors.pending(conn) is None
+        # the background pass builds them again
+        assert vectors.fill(conn) == conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+        assert vectors.nearest(conn, meaning.load().vector("postgres"), [project_slug(SHOP)])
+    finally:
+        conn.close()
+
+
+def test_a_removed_entry_takes_its_vector_with_it(tmp_path):
+    locs = _indexed(tmp_path)
+    conn = index.connect(locs)
+    try:
+        doc_id, path = conn.execute("SELECT id, path FROM docs ORDER BY id LIMIT 1").fetchone()
+        index.remove(conn, [path])
+        assert conn.execute("SELECT count(*) FROM meaning WHERE doc_id = ?", (doc_id,)).fetchone()[0] == 0
+        near = vectors.nearest(conn, meaning.load().vector("login session cookie"), [project_slug(SHOP)])
+        assert doc_id not in {d for d, _ in near}  # the pack still names it; the exact scoring does not
+    finally:
+        conn.close()
+
+
+def test_a_pass_fills_vectors_of_what_it_banked(tmp_path):
+    locs = make_locs(tmp_path)
+    write_entry(locs, SHOP, title="Postgres errors: too many clients already",
+                result="The connection pool was exhausted; pool_size is now 20.")
+    index.refresh(locs)
+    conn = index.connect(locs)
+    try:
+        assert vectors.pending(conn) == 0
+    finally:
+        conn.close()
+
+
+def test_the_pull_never_reads_another_project(tmp_path):
+    locs = _indexed(tmp_path)
+    other = "/home/dev/elsewhere"
+    write_entry(locs, other, title="Postgres ran out of connections in the other project",
+                result="pool_size raised to 50", session_id="x-1")
+    index.refresh(locs)
+    conn = index.connect(locs)
+    try:
+        hits = pull.recall(conn, "postgres ran out of connections", [project_slug(SHOP)], limit=10)
+    finally:
+        conn.close()
+    assert hits and all(h.project == project_slug(SHOP) for h in hits)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\ud800 lone surrogate", "x" * 100_000])
+def test_the_pull_takes_any_query(tmp_path, query):
+    locs = _indexed(tmp_path)
+    conn = index.connect(locs)
+    try:
+        pull.recall(conn, query, [project_slug(SHOP)], limit=5)
+    finally:
+        conn.close()
+
+
+def test_memory_search_says_why_each_entry_ranks_where_it_does(tmp_path):
+    from harnesslink_core.memory_tools import Session, call
+
+    locs = _indexed(tmp_path)
+    env = make_env(tmp_path)
+    text = call("memory_search", {"query": "too few sockets for simultaneous visitors"},
+                Session(locs, SHOP, "claude-code", "s-now"))
+    assert "too many clients" in text and "Why here: meaning #1" in text
+    assert env["HOME"] in str(locs.memories)
