@@ -125,25 +125,22 @@ def install_py_hooks_present(locs: Locations) -> bool:
     import json
 
     from .hook_command import is_ours
+    from .hooks_json import unmerge
 
     try:
         settings = json.loads(text)
     except ValueError:
         return False
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
-    for groups in (hooks.values() if isinstance(hooks, dict) else ()):
-        for group in groups if isinstance(groups, list) else ():
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            for handler in handlers if isinstance(handlers, list) else ():
-                if isinstance(handler, dict) and is_ours(handler.get("command"), HARNESS):
-                    return True
-    return False
+    if not isinstance(hooks, dict) or not all(isinstance(groups, list) for groups in hooks.values()):
+        return False  # not a shape install.py writes (nor one Claude Code reads)
+    return unmerge(settings, lambda command: is_ours(command, HARNESS))[1]  # "there were hooks of ours to take out"
 
 
 def install_py_server_present(locs: Locations) -> bool:
-    from .mcp import SERVER, claude_json, is_our_server
-
     import json
+
+    from .mcp import SERVER, claude_json, is_our_server
 
     try:
         config = json.loads(claude_json(locs).read_text(encoding="utf-8"))

@@ -97,6 +97,19 @@ def test_install_py_wiring_wins_and_the_plugin_steps_aside(world: World, tmp_pat
     assert launch(env, "hook", "stop").stdout == "context-hook stop --harness claude-code\n", "handed back"
 
 
+def test_only_install_pys_own_hooks_make_the_plugin_step_aside(world: World, tmp_path: Path) -> None:
+    (world.home / ".claude").mkdir()
+    hooks = {"Stop": [{"hooks": [{"type": "command", "command": "context-hook stop --harness codex"}]}],
+             "Broken": 3}
+    (world.home / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    data = tmp_path / "data"
+    fake_venv(data)
+    assert launch(plugin_env(world, data), "hook", "stop").stdout == "context-hook stop --harness claude-code\n"
+    del hooks["Broken"]
+    (world.home / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    assert launch(plugin_env(world, data), "hook", "stop").stdout == "context-hook stop --harness claude-code\n"
+
+
 def test_install_py_says_when_the_plugin_is_enabled_too(world: World) -> None:
     (world.home / ".claude").mkdir()
     (world.home / ".claude" / "settings.json").write_text('{"enabledPlugins": {"harnesslink@harnesslink": true}}')
