@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 VERBS = {
     "autobank": "autobank",
+    "install": "install",
+    "uninstall": "install",
     "backfill": "backfill",
     "status": "status",
     "enable": "switch",

@@ -45,6 +45,13 @@ def plan_uninstall(locs: Locations) -> list[FileChange]:
 def notes(locs: Locations, changed: bool) -> list[str]:
     path = target(locs)
     settings = hooks_json.parse(path, read_bytes(path))
+    found = []
     if settings.get("disableAllHooks") is True:
-        return [f'{path} has "disableAllHooks": true, so Claude Code will not run these hooks until it is removed']
-    return []
+        found.append(f'{path} has "disableAllHooks": true, so Claude Code will not run these hooks until it is removed')
+    plugins = settings.get("enabledPlugins")
+    enabled = [name for name, on in plugins.items() if on is True and name.startswith("harnesslink@")] if isinstance(
+        plugins, dict) else []
+    if enabled:
+        found.append(f"the HarnessLink plugin ({enabled[0]}) is enabled too: while this wiring is in {path.name}, "
+                     "the plugin steps aside (`uninstall.py --harness claude-code` hands Claude Code back to it)")
+    return found

@@ -5,17 +5,28 @@ a venv with this package and its dependencies, and every harness calls the
 venv's console scripts by absolute path. `--no-venv` (for tests and for
 developers) puts small wrapper scripts in the same place instead, which run the
 package with the interpreter that ran install.py.
+
+The venv is built from the checkout install.py runs from, or, for `harnesslink install` from a tool
+install (`pipx install <clone>`, `uv tool install <clone>`), from that installed copy packed again as a
+wheel (`package_source`): the hooks never run out of the tool's own environment, which `pipx upgrade`
+or `pipx uninstall` may replace or remove under them, and they run the same version the tool is.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import importlib.metadata
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
-from collections.abc import Mapping
+import zipfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +35,8 @@ from ..paths import Locations
 from .files import atomic_write
 
 ENTRY_POINTS = {"context-hook": "harnesslink_core.hooks", "harnesslink": "harnesslink_core.main"}
+DISTRIBUTION = "harnesslink-hooks"
+CODE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding harnesslink_core: a checkout, or site-packages
 
 
 @dataclass(frozen=True)
@@ -54,8 +67,12 @@ def is_venv(path: Path) -> bool:
 
 
 def create_venv(locs: Locations, source: Path) -> Environment:
-    """A venv with the package from `source` installed (reused and upgraded on a second run)."""
-    target = folder(locs)
+    """The private venv with the package from `source` installed (reused and upgraded on a second run)."""
+    return build_venv(folder(locs), source)
+
+
+def build_venv(target: Path, source: Path) -> Environment:
+    """A venv at `target` with the package from `source` (a checkout or a wheel) and its dependencies."""
     if target.exists() and not is_venv(target):
         shutil.rmtree(target)  # wrappers left by an earlier --no-venv install
     python = target / "bin" / "python"
@@ -145,3 +162,48 @@ def variables(env: Environment, source: Path, base: Mapping[str, str]) -> dict[s
     if not is_venv(env.folder):
         variables["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), variables.get("PYTHONPATH")]))
     return variables
+
+
+def is_checkout(root: Path = CODE_ROOT) -> bool:
+    """Whether the running code is a source tree pip can build (a clone), not an installed copy."""
+    return (root / "pyproject.toml").is_file() and (root / "harnesslink_core").is_dir()
+
+
+@contextmanager
+def package_source(root: Path = CODE_ROOT) -> Iterator[Path]:
+    """What pip installs into the private venv: the checkout itself, or, when this code was installed as a
+    tool (`pipx install`, `uv tool install`), the installed copy packed again as a wheel, so the hooks run
+    exactly the version the user installed, whether or not the clone it came from is still there."""
+    if is_checkout(root):
+        yield root
+        return
+    with tempfile.TemporaryDirectory(prefix="harnesslink-wheel-") as scratch:
+        yield wheel_of_installed(Path(scratch))
+
+
+def wheel_of_installed(folder: Path) -> Path:
+    """The installed distribution's files (package and dist-info, no bytecode or scripts) as a wheel in `folder`."""
+    try:
+        dist = importlib.metadata.distribution(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        raise EnvironmentFailed(f"{DISTRIBUTION} is neither a checkout at {CODE_ROOT} nor an installed package",
+                                "hint: run install.py from a clone, or `pipx install <clone>` first") from None
+    files = [f for f in dist.files or [] if f.parts[0] != ".." and "__pycache__" not in f.parts]
+    info = next((f.parts[0] for f in files if f.parts[0].endswith(".dist-info")), None)
+    if info is None or not any(f.parts[0] == "harnesslink_core" for f in files):
+        raise EnvironmentFailed(f"the installed {DISTRIBUTION} {dist.version} lists no files (no RECORD)",
+                                f"hint: reinstall it (pipx reinstall {DISTRIBUTION}), then run again")
+    regenerated = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}  # written by the installer, not the wheel
+    wheel = folder / f"harnesslink_hooks-{dist.version}-py3-none-any.whl"
+    record = []
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in files:
+            if file.parts[0] == info and file.name in regenerated:
+                continue
+            data = Path(str(file.locate())).read_bytes()
+            name = file.as_posix()
+            archive.writestr(name, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{name},sha256={digest},{len(data)}")
+        archive.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    return wheel

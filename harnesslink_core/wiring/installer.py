@@ -24,7 +24,6 @@ from .files import FileChange, apply, atomic_write, backup_path
 from .registry import WIRINGS
 
 BACKFILL_DAYS = 30
-REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -41,11 +40,17 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, harness_help: str) 
     parser.add_argument("--harness", action="append", choices=list(WIRINGS), help=harness_help)
 
 
+DESCRIPTION = "Wire HarnessLink's memory hooks into Claude Code, Codex, pi and omp."
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="install.py",
-        description="Wire HarnessLink's memory hooks into Claude Code, Codex, pi and omp.",
-    )
+    parser = argparse.ArgumentParser(prog="install.py", description=DESCRIPTION)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """install.py's options, for install.py and for `harnesslink install`."""
     add_common_arguments(parser, harness_help="wire only this harness, even when it was not detected (repeatable)")
     parser.add_argument(
         "--no-venv",
@@ -56,7 +61,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-mcp", action="store_true",
                         help="wire the hooks only, not the memory tools (MCP server / native tools); "
                              "takes out tools an earlier install wired")
-    return parser
 
 
 def choose(locs: Locations, asked: Sequence[str] | None) -> tuple[list[Plan], list[str]]:
@@ -130,7 +134,7 @@ def turn_on_autobank(env: environment.Environment, names: list[str], base: Mappi
         [str(env.python), "-m", "harnesslink_core.wiring.autobank_setting", *names],
         capture_output=True,
         text=True,
-        env=environment.variables(env, REPO, base),
+        env=environment.variables(env, environment.CODE_ROOT, base),
     )
     if result.returncode != 0:
         return (f"cloud.autobank (which harnesses are banked, locally): NOT written "
@@ -150,14 +154,18 @@ def start_backfill(locs: Locations, env: environment.Environment, base: Mapping[
             stdout=log,
             stderr=log,
             cwd=locs.agent_dir,
-            env=environment.variables(env, REPO, base),
+            env=environment.variables(env, environment.CODE_ROOT, base),
             start_new_session=True,  # detached: install returns now, the backfill goes on
         )
     return f"backfill: started in the background (last {BACKFILL_DAYS} days); progress in {locs.log_file}"
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    return run(build_parser().parse_args(argv), env, out)
+
+
+def run(args: argparse.Namespace, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
+    """Install as `args` (install.py's options) say; `env` stands for os.environ."""
     base_env = dict(os.environ if env is None else env)
     locs = locations(base_env)
     say = _printer(out or sys.stdout)
@@ -194,9 +202,10 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 
     try:
         if args.no_venv:
-            env_ = environment.write_wrappers(locs, REPO)
+            env_ = environment.write_wrappers(locs, environment.CODE_ROOT)
         else:
-            env_ = environment.create_venv(locs, REPO)
+            with environment.package_source() as source:
+                env_ = environment.create_venv(locs, source)
     except environment.EnvironmentFailed as e:
         say(f"HarnessLink install failed: {e}")
         say(e.hint)

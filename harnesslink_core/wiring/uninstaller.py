@@ -25,18 +25,23 @@ from .installer import add_common_arguments, manifest_path, read_manifest
 from .registry import WIRINGS
 
 
+DESCRIPTION = "Remove HarnessLink's hooks from every harness, and its private environment."
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="uninstall.py",
-        description="Remove HarnessLink's hooks from every harness, and its private environment.",
-    )
+    parser = argparse.ArgumentParser(prog="uninstall.py", description=DESCRIPTION)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """uninstall.py's options, for uninstall.py and for `harnesslink uninstall`."""
     add_common_arguments(parser, harness_help="unwire only this harness (repeatable); the environment stays for the others")
     parser.add_argument(
         "--purge",
         action="store_true",
         help="also delete the whole agent dir: memories, ledger, index, config and logs",
     )
-    return parser
 
 
 def describe(change: FileChange) -> str:
@@ -51,7 +56,15 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.purge and args.harness:
-        parser.error("--purge removes everything; it cannot be combined with --harness")
+        parser.error(PURGE_WITH_HARNESS)
+    return run(args, env, out)
+
+
+PURGE_WITH_HARNESS = "--purge removes everything; it cannot be combined with --harness"
+
+
+def run(args: argparse.Namespace, env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
+    """Uninstall as `args` (uninstall.py's options) say; `env` stands for os.environ."""
     locs = locations(dict(os.environ if env is None else env))
     stream = out or sys.stdout
 
