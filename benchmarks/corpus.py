@@ -345,8 +345,9 @@ class Renderer:
         return out
 
     def _content(self, line: bytes, turn: TurnSpec) -> bytes:
-        line = _DONE.sub(b'"' + esc(turn.answer) + b'"', line)
-        line = _OK.sub(b'"' + esc(turn.answer) + b'"', line)
+        answer = b'"' + esc(turn.answer) + b'"'  # a function, not a template: the answer may hold backslashes
+        line = _DONE.sub(lambda _: answer, line)
+        line = _OK.sub(lambda _: answer, line)
         line = line.replace(esc(T_LONG), esc(turn.answer))
         for prompt in KIND_OF_PROMPT:
             line = line.replace(esc(prompt), esc(turn.prompt))
