@@ -29,6 +29,7 @@ VERBS = {
     "mcp": "mcp",
     "mcp-call": "mcp",
     "resume": "resume",
+    "view": "view",
 }
 
 
