@@ -159,6 +159,17 @@ def test_hostile_entry_text_is_escaped_on_every_page(served) -> None:
     assert "&lt;/pre&gt;&lt;script&gt;window.pwned=2&lt;/script&gt;" in body
 
 
+def test_a_hostile_folder_name_is_escaped_and_its_project_still_opens(served) -> None:
+    server, locs, *_ = served
+    folder = '/code/"><script>x()</script>'
+    write_entry(locs, folder, title="A folder named to break out", result="fine", ts="2026-11-22T09:00:00.000Z")
+    slug = next(p.name for p in locs.memories.iterdir() if "script" in p.name)
+    for path in ["/", f"/p/{quote(slug, safe='')}", f"/search?q=folder+named+break&p={quote(slug, safe='')}"]:
+        status, body, _ = server.get(path)
+        assert status == 200 and "<script" not in body and "&quot;&gt;&lt;script&gt;x()" in body, path
+    assert "A folder named to break out" in server.get(f"/p/{quote(slug, safe='')}")[1]
+
+
 def test_search_finds_what_recall_finds(served, capsys: pytest.CaptureFixture[str]) -> None:
     """The page runs the memory tools' recall: the same entries, in the same order, over the same scope."""
     from harnesslink_core.main import main
@@ -359,7 +370,8 @@ BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 @pytest.mark.browser
 @pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"no Chromium at {CHROMIUM}: apt-get install chromium")
 def test_in_a_browser_search_finds_an_entry_and_opens_it_in_full(tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra's playwright")
+    from playwright import sync_api  # the test extra's: a missing one fails, it does not skip
+
     seed(tmp_path)
     proc, url = start_view(tmp_path, "--no-open")
     console: list[str] = []

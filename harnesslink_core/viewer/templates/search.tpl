@@ -3,11 +3,11 @@
 <p class="scope">
 % if view:
 As a session in <code>{{view.cwd or view.slug}}</code> searches: {{', '.join(view.scope)}} ·
-<a href="{{u('/search', q=query)}}">every project</a>
+<a href="{{u('/search', q=query)}}">search every project</a>.
 % else:
 Every project.
 % end
-The same recall as <code>memory_search</code> and <code>harnesslink recall</code>.
+It is the same recall as <code>memory_search</code> and <code>harnesslink recall</code>.
 </p>
 % if query and not terms:
 <p class="empty">No words to search for in that.</p>
