@@ -31,6 +31,7 @@ VERBS = {
     "mcp": "mcp",
     "mcp-call": "mcp",
     "resume": "resume",
+    "view": "view",
 }
 
 

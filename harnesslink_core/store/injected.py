@@ -91,3 +91,20 @@ def injected_ids(locs: Locations, harness: str, session_id: str) -> set[str]:
         return given.ids()
     finally:
         given.close()
+
+
+def given_log(locs: Locations, *, limit: int = 5000) -> list[tuple[str, str, str, float]]:
+    """(harness, session id, entry id, when) of what the prompt hook gave each session, newest first;
+    read-only (`harnesslink view`), [] when nothing was ever given."""
+    if not os.path.exists(locs.ledger_path):
+        return []
+    db = sqlite3.connect(_read_only(locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
+    try:
+        return db.execute("SELECT harness, session_id, entry_id, at FROM injected ORDER BY at DESC LIMIT ?",
+                          (limit,)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
+    finally:
+        db.close()
