@@ -34,12 +34,12 @@ from .. import errors, log
 from ..paths import Locations
 from ..recall import index, overview
 from ..recall.brief import DEFAULT_BUDGET, build_brief
+from ..recall.pull import query_terms, recall
 from ..store.entries import read_entry
 from ..store.injected import given_log
 from ..store.ledger import tombstones
 from ..store.scope import is_safe_slug, linked_projects, project_slug, scope_folders
 from .options import whole_number
-from .recall import query_terms
 
 ASSETS = Path(__file__).resolve().parent.parent / "viewer"
 TIMELINE_PAGE = 100
@@ -321,8 +321,8 @@ def _main_folder(locs: Locations, slug: str) -> str | None:
 
 
 def _search(locs: Locations, query: str, view: ProjectView | None) -> tuple[list, list[str]]:
-    """The memory tools' search (`memory_tools.memory_search`, `harnesslink recall`): the query's terms
-    over the project's scope as a session in its folder has it, or over every project."""
+    """The memory tools' search (`memory_tools.memory_search`, `harnesslink recall`): the query's words
+    and meaning over the project's scope as a session in its folder has it, or over every project."""
     terms = query_terms(query[:2000])
     if not terms:
         return [], []
@@ -330,7 +330,7 @@ def _search(locs: Locations, query: str, view: ProjectView | None) -> tuple[list
     with _open_index(locs) as conn:
         index.sync(conn, locs, projects)
         hidden = index.foreign_paths(conn, view.folders_scope) if view else set()
-        return index.search(conn, terms, projects, limit=SEARCH_LIMIT, exclude_paths=hidden), terms
+        return recall(conn, query, projects, limit=SEARCH_LIMIT, exclude_paths=hidden), terms
 
 
 @contextmanager
