@@ -199,3 +199,26 @@ def test_memory_search_says_why_each_entry_ranks_where_it_does(tmp_path):
                 Session(locs, SHOP, "claude-code", "s-now"))
     assert "too many clients" in text and "Why here: meaning #1" in text
     assert env["HOME"] in str(locs.memories)
+
+
+def test_after_an_upgrade_status_shows_the_vectors_to_build_and_the_background_builds_them(tmp_path):
+    """An index made before vectors: `status` says how many are left; a hook's pass builds only a few
+    (`FILL_PER_REFRESH`), the background drain the rest."""
+    from harnesslink_core.commands import status
+
+    locs = make_locs(tmp_path)
+    for n in range(index.FILL_PER_REFRESH + 8):
+        write_entry(locs, SHOP, title=f"Entry number {n} about the checkout", result="Nothing much.",
+                    ts=f"2026-08-{1 + n % 28:02d}T10:{n % 60:02d}:00.000Z", session_id=f"s-{n}")
+    index.rebuild(locs)
+    conn = index.connect(locs)
+    conn.execute("DROP TABLE meaning")
+    conn.execute("DROP TABLE meaning_packs")
+    conn.close()
+    assert "meaning vectors not built yet" in status.search_line(status.search_index(locs))
+    write_entry(locs, SHOP, title="One more entry", result="Banked by a hook's pass.", session_id="s-new")
+    index.refresh(locs)  # what a hook's pass does after banking
+    line = status.search_line(status.search_index(locs))
+    assert f"meaning vectors for {index.FILL_PER_REFRESH} of them, 9 to go" in line, line
+    index.fill_vectors(locs)  # what the background drain does
+    assert status.search_line(status.search_index(locs)).endswith("each with its meaning vector")

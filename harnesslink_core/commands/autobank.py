@@ -7,6 +7,7 @@ import sys
 
 from ..banking import autobank
 from ..paths import Locations
+from ..recall import index
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -17,8 +18,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, locs: Locations) -> int:
-    if args.drain:
+    if args.drain:  # the background pass: it also gives vectors to what has none
         report = autobank.drain(locs, harnesses=args.harness)
+        index.fill_vectors(locs)
     else:
         report = autobank.run_pass(locs, harnesses=args.harness)
     if not args.quiet:

@@ -7,6 +7,7 @@ import sys
 
 from ..banking import autobank
 from ..paths import Locations
+from ..recall import index
 from .autobank import failed, summary
 from .options import number
 
@@ -35,6 +36,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
             sys.stderr.flush()
 
     report = autobank.drain(locs, harnesses=names, progress=progress)
+    index.fill_vectors(locs)
     if show:
         sys.stderr.write("\n")
     print(f"backfill of {', '.join(names)} over {args.days:g} days: {summary(report)}")

@@ -27,8 +27,10 @@ WORDS = """columns, one row per harness:
 also: duplicates (copies of a turn already banked, from a resumed or forked session), excluded (turns of
   folders kept out), forgotten (taken back with `harnesslink forget`), transcripts not banked (subagents,
   reviews: never banked).
-lines below the table say what needs you (a broken config.yml, unreadable files, errors), and which
-folders are one project because they are the same repository (their IDENTITY.md)."""
+lines below the table say what needs you (a broken config.yml, unreadable files, errors), which
+folders are one project because they are the same repository (their IDENTITY.md), and how many
+entries the search index holds and how many have their meaning vector yet (what lets a search find
+an entry that shares no word with it; until then that entry is found by its words)."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -62,9 +64,7 @@ def collect(locs: Locations) -> dict[str, Any]:
                 except OSError:
                     continue
                 window = row.window_start if row else time.time() - 30 * 86400
-                if rec is None and st.st_mtime >= window:
-                    backlog += 1
-                elif rec is not None and rec.read_end is not None and (rec.size, rec.mtime) != (st.st_size, st.st_mtime):
+                if rec is None and st.st_mtime >= window or rec is not None and rec.read_end is not None and (rec.size, rec.mtime) != (st.st_size, st.st_mtime):
                     backlog += 1
             errors = ledger.errors(name, since=time.time() - 86400)
             entry: dict[str, Any] = {
@@ -92,7 +92,24 @@ def collect(locs: Locations) -> dict[str, Any]:
     finally:
         ledger.close()
     out["joined"] = joined_projects(locs)
+    out["search"] = search_index(locs)
     return out
+
+
+def search_index(locs: Locations) -> dict[str, Any]:
+    """How many entries the search index holds, and how many of them have their meaning vector yet."""
+    from ..recall import index, vectors
+
+    try:
+        conn = index.connect(locs, create=False, busy_ms=1000)
+    except index.IndexUnavailable as exc:
+        return {"entries": None, "without_vectors": None, "problem": str(exc)}
+    try:
+        return {"entries": index.count(conn), "without_vectors": vectors.pending(conn), "problem": None}
+    except index.sqlite3.Error as exc:
+        return {"entries": None, "without_vectors": None, "problem": str(exc)}
+    finally:
+        conn.close()
 
 
 def joined_projects(locs: Locations) -> dict[str, list[str]]:
@@ -116,6 +133,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         print(line)
     for repository, slugs in data["joined"].items():
         print(f"one project, the repository {repository} (IDENTITY.md): {', '.join(slugs)}")
+    print(search_line(data["search"]))
     print(f"memory: {data['agent_dir']}   (harnesslink status --help explains each column)")
     return 0
 
@@ -140,6 +158,19 @@ def table(data: dict[str, Any]) -> str:
         lines.append("not found, nothing to show: " + ", ".join(
             f"{n} ({'on' if data['harnesses'][n]['enabled'] else 'off'})" for n in quiet))
     return "\n".join(lines)
+
+
+def search_line(search: dict[str, Any]) -> str:
+    if search["entries"] is None:
+        return f"search index: not there yet ({search['problem']}); the next pass makes it"
+    line = f"search index: {search['entries']} entries"
+    missing = search["without_vectors"]
+    if missing is None:
+        return line + "; meaning vectors not built yet (the background pass builds them; words are searched now)"
+    if missing:
+        done = search["entries"] - missing
+        return line + f"; meaning vectors for {done} of them, {missing} to go (the background pass builds them)"
+    return line + ", each with its meaning vector"
 
 
 def needs_you(data: dict[str, Any]) -> list[str]:

@@ -37,7 +37,7 @@ import os
 import sys
 import time
 
-from ..errors import IndexBehind, IndexCorrupt, IndexUnavailable  # noqa: F401  (callers catch index.IndexBehind)
+from ..errors import IndexBehind, IndexCorrupt, IndexUnavailable
 from ..fastsqlite import Transaction, sqlite3  # the C module alone, cheaply (on every prompt)
 from ..paths import Locations
 
@@ -57,7 +57,8 @@ SCHEMA_VERSION = 9
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
 ACTIONS_DIGEST_CHARS = 2000
-FILL_PER_REFRESH = 2000  # vectors made by one refresh (a pass); a backlog is made over the next passes
+FILL_PER_REFRESH = 32  # vectors one refresh makes (what a hook's pass banked); a backlog is the background's
+
 KEYS_SCAN_CHARS = 8000  # of the result, for identifiers' other spellings (`detail_keys`)
 
 # title, tags, prompt, actions, result, derived keys of title+prompt and of actions+result, scope (a filter)
@@ -107,8 +108,27 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 class Hit:
     """One search result. A plain class: `@dataclass` costs import time on the prompt hook's path."""
 
-    __slots__ = ("path", "project", "ts", "title", "harness", "source", "session_id", "score", "prompt", "result",
-                 "matched", "doc_id", "evidence", "sketch", "also", "why", "similarity", "features", "probability")
+    __slots__ = (
+        "also",
+        "doc_id",
+        "evidence",
+        "features",
+        "harness",
+        "matched",
+        "path",
+        "probability",
+        "project",
+        "prompt",
+        "result",
+        "score",
+        "session_id",
+        "similarity",
+        "sketch",
+        "source",
+        "title",
+        "ts",
+        "why",
+    )
 
     def __init__(self, path: str, project: str, ts: float, title: str, harness: str, source: str,
                  session_id: str, score: float, prompt: str = "", result: str = "") -> None:
@@ -260,6 +280,19 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None, written: Wri
         changed = sync(conn, locs, projects, written=written)
         _fill_vectors(conn, limit=FILL_PER_REFRESH)
         return changed
+    finally:
+        conn.close()
+
+
+def fill_vectors(locs: Locations, *, progress=None) -> int:
+    """Vectors for every entry that has none (after an upgrade, a backfill, a large pass): the
+    background's work (`autobank --drain`, the detached refresh), never a hook's."""
+    try:
+        conn = connect(locs)
+    except IndexUnavailable:
+        return 0
+    try:
+        return _fill_vectors(conn, progress=progress)
     finally:
         conn.close()
 
@@ -422,7 +455,7 @@ def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime:
         entry = read_entry(Path(file), slug)
     if entry is None:
         return False
-    is_word = lambda word: not is_filler(word)  # noqa: E731
+    is_word = lambda word: not is_filler(word)
     if forgotten and forgotten.covers(slug, os.path.basename(file), entry.turn_key):
         return False  # forgotten, and back in the tree (a cloud pull): never searchable again
     cur = conn.execute(
@@ -547,7 +580,7 @@ def _flat(terms: Terms) -> list[str]:
     return flat
 
 
-def _label(term: "str | list[str]") -> str:
+def _label(term: str | list[str]) -> str:
     return term if isinstance(term, str) else term[0]
 
 
@@ -806,6 +839,7 @@ def _main(argv: list[str]) -> int:
             rebuild(locs)
         else:
             refresh(locs, None)
+            fill_vectors(locs)
     except Exception as exc:  # noqa: BLE001 - a background job: log and exit
         from .. import log
 
