@@ -481,12 +481,9 @@ class _index:
     def __enter__(self):  # type: ignore[no-untyped-def]
         from .recall import index
 
+        self.opened = index.open_index(self.locs, busy_ms=3000)
         try:
-            try:
-                self.conn = index.connect(self.locs, busy_ms=3000)
-            except index.IndexCorrupt:
-                index.delete_index_files(self.locs)
-                self.conn = index.connect(self.locs, busy_ms=3000)
+            self.conn = self.opened.__enter__()
         except index.IndexUnavailable as exc:
             raise ToolError(f"the memory index cannot be opened right now ({exc}); try again shortly") from None
         return index, self.conn

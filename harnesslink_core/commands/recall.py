@@ -30,13 +30,10 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     cwd = os.path.abspath(args.cwd or os.getcwd())
     folders = None if args.all else scope_folders(locs, cwd)
     projects = None if folders is None else list(folders)
-    conn = index.connect(locs)
-    try:
+    with index.open_index(locs) as conn:
         index.sync(conn, locs, projects)
         hidden = index.foreign_paths(conn, folders) if folders else set()
         hits = recall(conn, query, projects, limit=max(1, args.k), exclude_paths=hidden)
-    finally:
-        conn.close()
     if args.json:
         rows = [
             {

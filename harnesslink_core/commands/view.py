@@ -25,8 +25,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -333,14 +331,9 @@ def _search(locs: Locations, query: str, view: ProjectView | None) -> tuple[list
         return recall(conn, query, projects, limit=SEARCH_LIMIT, exclude_paths=hidden), terms
 
 
-@contextmanager
-def _open_index(locs: Locations) -> Iterator:
+def _open_index(locs: Locations) -> index.open_index:
     """The search index, opened for one page and closed after it."""
-    conn = index.connect(locs)
-    try:
-        yield conn
-    finally:
-        conn.close()
+    return index.open_index(locs)
 
 
 def _entry_path(locs: Locations, slug: str, name: str) -> Path | None:

@@ -188,20 +188,13 @@ def _query_paths(locs, query: str, slugs: list[str], limit: int, loose: bool = F
     terms = meaningful_terms(query) or list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:16]
     if not terms or not slugs:
         return {}
-    try:
-        conn = index.connect(locs)
-    except index.IndexCorrupt:
-        index.delete_index_files(locs)
-        conn = index.connect(locs)
-    try:
+    with index.open_index(locs) as conn:
         index.sync(conn, locs, slugs)
         if loose:
             hits = index.search(conn, terms, slugs, limit=max(1, limit))
         else:
             hits = find_matches(conn, query, slugs, limit=max(1, limit)).hits
         return {hit.path: f"score {hit.score:.2f}; matched {', '.join(hit.matched) or '(nothing)'}" for hit in hits}
-    finally:
-        conn.close()
 
 
 def _head(path: str) -> str:

@@ -276,19 +276,14 @@ def _without_frontmatter(text: str) -> str:
 def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
     from ..store.scope import scope_folders
     from . import index
-    from .terms import meaningful_terms
+    from .pull import recall
 
-    words = "".join(c if c.isalnum() or c == "_" else " " for c in query.lower()).split()
-    terms = meaningful_terms(query) or words[:16]
     try:
-        conn = index.connect(locs)
-        try:
+        with index.open_index(locs) as conn:
             folders = scope_folders(locs, cwd)
             projects = list(folders)
             index.sync(conn, locs, projects)
-            hits = index.search(conn, terms, projects, limit=5, exclude_paths=index.foreign_paths(conn, folders))
-        finally:
-            conn.close()
+            hits = recall(conn, query, projects, limit=5, exclude_paths=index.foreign_paths(conn, folders))
     except Exception:  # noqa: BLE001 - an optional section
         return []
     if not hits:

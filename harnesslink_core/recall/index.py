@@ -191,6 +191,27 @@ def connect(locs: Locations, *, create: bool = True, busy_ms: int = 5000) -> sql
     return conn
 
 
+class open_index:
+    """`with open_index(locs) as conn`: the index, made if missing, deleted and made again if corrupt
+    (the Markdown is the truth), closed after. Raises IndexUnavailable when it cannot be had.
+    A class, not `contextlib`: this module is on the prompt hook's path."""
+
+    def __init__(self, locs: Locations, *, busy_ms: int = 5000) -> None:
+        self.locs = locs
+        self.busy_ms = busy_ms
+
+    def __enter__(self) -> sqlite3.Connection:
+        try:
+            self.conn = connect(self.locs, busy_ms=self.busy_ms)
+        except IndexCorrupt:
+            delete_index_files(self.locs)
+            self.conn = connect(self.locs, busy_ms=self.busy_ms)
+        return self.conn
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+
 def _create_schema(conn: sqlite3.Connection, *, fresh: bool) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     with Transaction(conn):
@@ -270,18 +291,11 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None, written: Wri
     dropped. Called by the autobank pass after it banks, with the entries it wrote
     (`written`: their size and parsed content by `<slug>/bank/<file>.md`): an entry
     of that size on disk is indexed from them, any other is read from its file."""
-    try:
-        conn = connect(locs)
-    except IndexCorrupt:
-        delete_index_files(locs)
-        conn = connect(locs)
-    try:
+    with open_index(locs) as conn:
         _refresh_vocabulary(conn)
         changed = sync(conn, locs, projects, written=written)
         _fill_vectors(conn, limit=FILL_PER_REFRESH)
         return changed
-    finally:
-        conn.close()
 
 
 def fill_vectors(locs: Locations, *, progress=None) -> int:
