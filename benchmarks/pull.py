@@ -31,7 +31,7 @@ from harnesslink_core.paths import locations
 from harnesslink_core.recall import index, pull
 from harnesslink_core.store.scope import scope_for
 
-SEVENTH = Path(__file__).with_name("queries_seventh.json")
+SEVENTH = quality.SEVENTH
 CONVERSATIONS = Path(__file__).with_name("conversations_prose.json")
 DEV_SETS = (quality.QUERIES, quality.HELDOUT, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH)
 DEPTH = 10
@@ -73,8 +73,7 @@ def score_queries(conn, plain, queries, settings: dict[str, tuple[float, int]]) 
 
 def coding_sets(home: Path, sets, settings) -> dict:
     results = {}
-    corpora = [*quality.CORPORA, ("-seventh", (*quality.CORPORA[-1][1], SEVENTH), (SEVENTH,))]
-    for suffix, planted, chosen in corpora:
+    for suffix, planted, chosen in quality.CORPORA:
         chosen = [s for s in chosen if s in sets]
         if not chosen:
             continue

@@ -3,7 +3,7 @@
     python benchmarks/run.py            # 1k and 10k turns (+ 100k entries for search/hooks), a few minutes
     python benchmarks/run.py --quick    # 1k turns, fewer runs: a few minutes
     python benchmarks/run.py --huge     # also bank a 100k-turn transcript corpus (long on 2 cores)
-    python benchmarks/run.py --final    # also score the blind fifth and sixth quality sets (only at the very end)
+    python benchmarks/run.py --final    # also score the blind seventh quality set (only at the very end)
 
 Everything runs with HOME and HARNESSLINK_HOME in temporary folders. Prints the
 figures and writes the same as Markdown to benchmarks/reports/<date>-<host>[-quick].md.
@@ -33,9 +33,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks import corpus, installed, mcp_startup, quality  # noqa: E402
+from benchmarks import corpus, installed, mcp_startup, pull, quality  # noqa: E402
 from benchmarks import hook_latency as synthetic
 from benchmarks.installed import Case, interleaved, pct  # noqa: E402
+from harnesslink_core.recall import pull as pull_lib  # noqa: E402
 
 PYTHON = sys.executable  # our own measurement code, with the packages of the interpreter running this
 HOOKS = ("user-prompt-submit", "session-start", "stop", "pre-compact")
@@ -288,8 +289,7 @@ def main() -> int:
     parser.add_argument("--no-report", action="store_true", help="print only, write no report file")
     parser.add_argument("--venv", type=Path, help="where to build the private venv (kept and reused across runs)")
     parser.add_argument("--final", action="store_true",
-                        help="also score the fifth and sixth, blind sets (benchmarks/queries_final.json, "
-                             "queries_sixth.json): only at the very end")
+                        help="also score the blind seventh set (benchmarks/queries_seventh.json): only at the very end")
     args = parser.parse_args()
 
     sizes = [1000] if args.quick else [1000, 10_000] + ([100_000] if args.huge else [])
@@ -352,9 +352,13 @@ def main() -> int:
             run_child_rss("backfill", home)
             results["noop"][f"{files:,} files"] = noop_pass(home, runs=5)
             print(f"[no-op pass, {files:,} files] {results['noop'][f'{files:,} files']}", flush=True)
-        judges = (quality.FINAL, quality.SIXTH)  # the blind sets: only with --final
+        judges = (quality.SEVENTH,)  # the blind set: only with --final (the fifth and sixth are scored: development)
         sets = quality.ALL_SETS if args.final else tuple(s for s in quality.ALL_SETS if s not in judges)
         results["quality"] = quality.measure(root / "quality" / "home", sets)
+        results["pull"] = pull.coding_sets(root / "quality" / "home", sets, {
+            "words": (0.0, pull_lib.RRF_K), "words+meaning": (pull_lib.MEANING_WEIGHT, pull_lib.RRF_K)})
+        for name, ps in results["pull"].items():
+            print(f"[pull {name}] {json.dumps(ps)}", flush=True)
         results["mcp_startup"] = mcp_startup.report_line(10 if args.quick else 30, venv.folder)
         for name, qs in results["quality"]["sets"].items():
             print(f"[quality {name}] {json.dumps({k: v for k, v in qs.items() if k != 'misses'})}", flush=True)
@@ -468,6 +472,14 @@ def report(r: dict) -> str:
                       f"Ours injected something for {s['ours_injected_share']:.0%} of the labelled queries; "
                       f"two copies of one answer in the three slots: ours {s.get('ours_duplicate_slots', 0)}, "
                       f"plain FTS5 {s.get('plain_fts5_duplicate_slots', 0)}.", ""]
+    if r.get("pull"):
+        lines += ["", "## Pull recall (memory_search, harnesslink recall; benchmarks/pull.py)", "",
+                  "Any copy of the target in the first 5 / 10. Plain FTS5: the whole entry, every query word OR-ed.", "",
+                  "| set | queries | plain FTS5 R@5 / R@10 | words R@5 / R@10 | words + meaning R@5 / R@10 |",
+                  "|---|---|---|---|---|"]
+        for name, p in r["pull"].items():
+            lines.append(f"| {name} | {p['queries']} | " + " | ".join(
+                f"{p[k]['R@5']} / {p[k]['R@10']}" for k in ("plain_fts5", "words", "words+meaning")) + " |")
         chars = [s["prompt_chars"] for s in q["sets"].values()]
         lines += ["## Injected size", "",
                   f"- per prompt (prompts that got an injection, n={sum(x['n'] for x in chars)}): median "

@@ -54,9 +54,10 @@ def test_unseen_set_is_new_and_large_enough():
     (quality.BLIND, (quality.QUERIES, quality.UNSEEN), 70, 24),
     (quality.FINAL, (quality.QUERIES, quality.UNSEEN, quality.BLIND), 80, 28),
     (quality.SIXTH, (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL), 80, 28),
+    (quality.SEVENTH, (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH), 90, 32),
 ])
 def test_a_blind_set_is_new_and_large_enough(labelled, earlier_files, least_queries, least_never_done):
-    """The fourth, fifth and sixth sets: their own targets and words, not shared with any earlier set (their
+    """The fourth to seventh sets: their own targets and words, not shared with any earlier set (their
     contents are not asserted)."""
     new = json.loads(labelled.read_text())
     earlier = quality.load_targets(earlier_files)["targets"]
@@ -89,6 +90,16 @@ def test_final_set_is_chosen_by_name_and_by_default_and_planted_with_every_earli
     assert len({suffix for suffix, _, _ in quality.CORPORA}) == len(quality.CORPORA)
 
 
+def test_the_conversations_set_is_long_prose_with_every_answer_a_turn_of_its_project():
+    """The blind prose set of the pull (benchmarks/pull.py --blind): its shape, not its contents."""
+    data = json.loads((Path(quality.__file__).with_name("conversations_prose.json")).read_text())
+    turns = {t["id"]: conv for conv in data["conversations"] for t in conv["turns"]}
+    assert len(data["conversations"]) >= 10 and len(turns) >= 150 and len(data["questions"]) >= 60
+    assert all(len(t["answer"]) >= 500 for conv in data["conversations"] for t in conv["turns"])
+    assert all(a in turns and turns[a]["project"] == q["project"] for q in data["questions"] for a in q["answers"])
+    assert {conv["harness"] for conv in data["conversations"]} == HARNESSES
+
+
 def test_sixth_set_is_chosen_by_name_and_by_default_and_planted_with_every_earlier_target():
     assert quality.SIXTH in quality.ALL_SETS  # `--set sixth`, and the default of all sets
     assert "sixth" in {path.stem.removeprefix("queries_") for path in quality.ALL_SETS}
@@ -100,7 +111,7 @@ def test_sixth_set_is_chosen_by_name_and_by_default_and_planted_with_every_earli
 def test_run_py_leaves_the_blind_judges_out_unless_asked():
     source = (Path(quality.__file__).with_name("run.py")).read_text()
     assert '"--final"' in source
-    assert "judges = (quality.FINAL, quality.SIXTH)" in source and "s not in judges" in source
+    assert "judges = (quality.SEVENTH,)" in source and "s not in judges" in source
     assert "quality.BLIND" not in source  # the fourth set is routine now
 
 
