@@ -103,7 +103,7 @@ def conversations(home: Path, settings) -> dict:
         templates = {name: corpus.load_template(name) for name, _ in corpus.HARNESS_MIX}
         now = time.time()
         for n, conv in enumerate(data["conversations"]):
-            start = now - 86400 * (3 + 30 * rng.random())
+            start = now - 86400 * (3 + 20 * rng.random())  # inside the 30-day window the pass banks
             for t, turn in enumerate(conv["turns"]):
                 spec = corpus.TurnSpec("long", turn["prompt"], turn["answer"])
                 session = f"{rng.getrandbits(32):08x}-0000-4000-8000-{n:04x}{t:08x}"
@@ -131,6 +131,8 @@ def conversations(home: Path, settings) -> dict:
         result = score_queries(conn, plain, queries, settings)
         result["entries"] = len(by_prompt)
         result["questions_with_evidence_banked"] = found
+        if found < len(queries):
+            raise RuntimeError(f"only {found} of {len(queries)} questions have their evidence banked")
         return {"conversations_prose": result}
     finally:
         conn.close()
@@ -141,12 +143,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--tune", action="store_true", help="try fusion settings on the development sets")
     parser.add_argument("--blind", action="store_true", help="score the blind sets (once, at the very end)")
+    parser.add_argument("--conversations-only", action="store_true", help="only the blind conversations")
     args = parser.parse_args(argv)
     settings = {"words": (0.0, pull.RRF_K), "words+meaning": (pull.MEANING_WEIGHT, pull.RRF_K)}
     if args.tune:
         settings.update({f"alone{a}": (pull.MEANING_WEIGHT, pull.RRF_K, a) for a in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3)})
-    results = coding_sets(args.home, (SEVENTH,) if args.blind else DEV_SETS, settings)
-    if args.blind:
+    parser_sets = () if args.conversations_only else ((SEVENTH,) if args.blind else DEV_SETS)
+    results = coding_sets(args.home, parser_sets, settings)
+    if args.blind or args.conversations_only:
         results.update(conversations(args.home, settings))
     for name, r in results.items():
         print(f"{name}: {r['queries']} queries" + (f", {r['entries']} entries" if "entries" in r else ""))

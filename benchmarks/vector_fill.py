@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import time
@@ -49,6 +50,14 @@ def main(argv: list[str]) -> int:
             times.append(time.perf_counter() - t)
         size = conn.execute("SELECT length(ids) / 8 FROM meaning_packs WHERE project = ?", projects[:1]).fetchone()[0]
         print(f"nearest over {size} entries of one project: median {1000 * statistics.median(times):.2f} ms")
+        for n in (10_000, 100_000):
+            codes = random.Random(n).randbytes(vectors.CODE_BYTES * n)
+            times = []
+            for _ in range(7):
+                t = time.perf_counter()
+                vectors._closest_slots(random.getrandbits(8 * vectors.CODE_BYTES), codes, n, vectors.RESCORE)
+                times.append(time.perf_counter() - t)
+            print(f"code scan alone over {n:,} codes: median {1000 * statistics.median(times):.2f} ms")
     finally:
         conn.close()
     return 0
