@@ -33,7 +33,8 @@ from harnesslink_core.store.scope import scope_for
 
 SEVENTH = quality.SEVENTH
 CONVERSATIONS = Path(__file__).with_name("conversations_prose.json")
-DEV_SETS = (quality.QUERIES, quality.HELDOUT, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH)
+DEV_SETS = (quality.QUERIES, quality.HELDOUT, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
+            quality.SEVENTH)  # the seventh was scored once, blind (reports/2026-12-01-meaning.md): development now
 DEPTH = 10
 
 
@@ -63,9 +64,11 @@ def score_queries(conn, plain, queries, settings: dict[str, tuple[float, int]]) 
     out = {"queries": len(queries)}
     plain_r = [plain_ranked(plain, q, p) for q, p, _ in queries]
     out["plain_fts5"] = {"R@5": recall_at(plain_r, wanted, 5), "R@10": recall_at(plain_r, wanted, 10)}
-    for name, (weight, k, *alone) in settings.items():
+    for name, (weight, k, *more) in settings.items():
+        alone, plain = (more + [None, None])[:2]
         ranked = [[h.path for h in pull.recall(conn, q, p, limit=DEPTH, meaning_weight=weight, rrf_k=k,
-                                               min_alone=alone[0] if alone else None)]
+                                               min_alone=alone, plain_weight=pull.PLAIN_WEIGHT if plain is None
+                                               else plain)]
                   for q, p, _ in queries]
         out[name] = {"R@5": recall_at(ranked, wanted, 5), "R@10": recall_at(ranked, wanted, 10)}
     return out
@@ -147,7 +150,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     settings = {"words": (0.0, pull.RRF_K), "words+meaning": (pull.MEANING_WEIGHT, pull.RRF_K)}
     if args.tune:
-        settings.update({f"alone{a}": (pull.MEANING_WEIGHT, pull.RRF_K, a) for a in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3)})
+        settings.update({f"plain{p}_m{m}_k{k}": (m, k, pull.MEANING_ALONE, p)
+                         for p in (0.0, 0.5, 1.0, 2.0) for m in (0.5, 1.0, 1.5) for k in (5, 20)})
     parser_sets = () if args.conversations_only else ((SEVENTH,) if args.blind else DEV_SETS)
     results = coding_sets(args.home, parser_sets, settings)
     if args.blind or args.conversations_only:

@@ -64,6 +64,7 @@ KEYS_SCAN_CHARS = 8000  # of the result, for identifiers' other spellings (`deta
 # title, tags, prompt, actions, result, derived keys of title+prompt and of actions+result, scope (a filter)
 COLUMNS = ("title", "tags", "prompt", "actions", "result", "keys", "detail_keys", "scope")
 WEIGHTS = (6.0, 1.0, 3.0, 0.5, 2.0, 3.0, 1.0, 0.0)
+EVEN_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0)  # every field alike, as a plain FTS5 over the entry
 STRONG_COLUMNS = "{title prompt keys}"  # where a term says what the turn was about
 
 _SCHEMA = f"""
@@ -619,6 +620,7 @@ def search(
     reported: Terms | None = None,
     with_matched: bool = True,
     by_scope: bool = True,
+    weights: tuple[float, ...] = WEIGHTS,
 ) -> list[Hit]:
     """Entries matching any term, best first, within `projects` (None: all),
     optionally only those with `low < rowid <= high` (newer entries have higher rowids).
@@ -655,7 +657,7 @@ def search(
     text_cols = ", fts.prompt, fts.result" if with_text else ", '', ''"
     sql = (
         f"SELECT d.id, d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id, d.sketch,"
-        f" bm25(fts, {', '.join(str(w) for w in WEIGHTS)}) AS rank{text_cols}"
+        f" bm25(fts, {', '.join(str(w) for w in weights)}) AS rank{text_cols}"
         f" FROM fts JOIN docs d ON d.id = fts.rowid WHERE {' AND '.join(where)}"
         f" ORDER BY rank LIMIT ?"
     )

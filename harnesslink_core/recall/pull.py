@@ -1,11 +1,14 @@
 """Recall on request (SPEC §7): `memory_search` and `harnesslink recall`.
 
-A pull never abstains: the agent or the user asked. It ranks two lists together, the
-entries found by their words (FTS5, bm25) and the entries nearest in meaning (the
-static vectors, `vectors.nearest`), by weighted reciprocal rank fusion: each list gives
-an entry `weight / (RRF_K + rank)`. Words find the exact identifiers and names; meaning
-finds the paraphrase that shares no word with its entry. `RRF_K` and `MEANING_WEIGHT`
-were chosen on the development sets (`benchmarks/pull.py`).
+A pull never abstains: the agent or the user asked. It ranks three lists together, by
+weighted reciprocal rank fusion (each list gives an entry `weight / (RRF_K + rank)`):
+- the entries found by the query's meaningful words, the fields weighted (title first);
+- the entries found by every word of it over the whole entry, every field alike (what a
+  plain full-text search does: it finds what a weighting or a stopword list would miss);
+- the entries nearest in meaning (the static vectors, `vectors.nearest`), which find the
+  paraphrase that shares no word with its entry; meaning alone brings an entry only when
+  it is close (`MEANING_ALONE`).
+The weights and `RRF_K` were chosen on the development sets (`benchmarks/pull.py --tune`).
 
 Callers only format: `recall(conn, query, projects, limit)` gives the hits, each with
 `why`, which says where each list ranked it.
@@ -21,7 +24,8 @@ from .terms import meaningful_terms
 
 POOL = 30  # taken from each list before fusing
 RRF_K = 5
-MEANING_WEIGHT = 0.75
+MEANING_WEIGHT = 1.5
+PLAIN_WEIGHT = 1.0
 QUERY_CHARS = 2000
 MEANING_ALONE = 0.2  # the cosine an entry no word found needs to be returned at all
 
@@ -31,8 +35,14 @@ def query_terms(query: str) -> list[str]:
     return meaningful_terms(query) or list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:16]
 
 
+def every_word(query: str) -> list[str]:
+    """Every word of the query, as a plain full-text search takes them (at most 32)."""
+    return list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:32]
+
+
 def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, exclude_paths=(),
-           meaning_weight: float = MEANING_WEIGHT, rrf_k: int = RRF_K, min_alone: float | None = None) -> list[Hit]:
+           meaning_weight: float = MEANING_WEIGHT, rrf_k: int = RRF_K, min_alone: float | None = None,
+           plain_weight: float = PLAIN_WEIGHT) -> list[Hit]:
     """The entries that best answer `query` within `projects` (None: every project), best first."""
     query = query[:QUERY_CHARS]
     min_alone = MEANING_ALONE if min_alone is None else min_alone
@@ -40,6 +50,9 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
     pool = max(POOL, limit)
     terms = query_terms(query)
     lexical = index.search(conn, terms, projects, limit=pool, exclude_paths=excluded) if terms else []
+    words = every_word(query)
+    plain = index.search(conn, words, projects, limit=pool, exclude_paths=excluded, weights=index.EVEN_WEIGHTS,
+                         with_matched=False) if words and plain_weight > 0 else []
     model = meaning.load() if meaning_weight > 0 else None
     vector = model.vector(query) if model is not None else []
     scope = projects if projects is not None else [row[0] for row in conn.execute("SELECT DISTINCT project FROM docs")]
@@ -49,12 +62,15 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
     for rank, hit in enumerate(lexical, 1):
         fused[hit.doc_id] = 1.0 / (rrf_k + rank)
         reasons[hit.doc_id] = [f"words #{rank} (bm25 {hit.score:.1f}: {', '.join(hit.matched) or '-'})"]
+    for rank, hit in enumerate(plain, 1):
+        fused[hit.doc_id] = fused.get(hit.doc_id, 0.0) + plain_weight / (rrf_k + rank)
+        reasons.setdefault(hit.doc_id, []).append(f"every word #{rank}")
     for rank, (doc_id, similarity) in enumerate(near, 1):
         if doc_id not in fused and similarity < min_alone:
             continue  # meaning alone brings only what is close: a pull may rank, but not invent a link
         fused[doc_id] = fused.get(doc_id, 0.0) + meaning_weight / (rrf_k + rank)
         reasons.setdefault(doc_id, []).append(f"meaning #{rank} (cosine {similarity:.2f})")
-    by_id = {hit.doc_id: hit for hit in lexical}
+    by_id = {hit.doc_id: hit for hit in (*plain, *lexical)}
     missing = [doc_id for doc_id, _ in near if doc_id not in by_id]
     for hit in index.hits_of(conn, missing, scope, exclude_paths=excluded, with_text=True):
         by_id[hit.doc_id] = hit
