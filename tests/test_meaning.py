@@ -56,7 +56,7 @@ def test_a_prompt_vector_needs_no_numpy_and_no_re():
 def test_the_tokenizer_splits_words_into_known_pieces():
     model = meaning.Model()
     pieces = model.piece_ids("Refactoring applyDiscount() in café.py")
-    names = dict((i, p) for p, i in model.conn.execute("SELECT piece, id FROM pieces"))
+    names = {i: p for p, i in model.conn.execute("SELECT piece, id FROM pieces")}
     words, word = [], ""
     for piece in (names[i] for i in pieces):
         if piece.startswith("##"):
