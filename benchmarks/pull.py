@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import sys
 import time
 from pathlib import Path
@@ -39,13 +38,7 @@ DEPTH = 10
 
 
 def plain_ranked(plain, query: str, projects: list[str]) -> list[str]:
-    words = dict.fromkeys(w.lower() for w in re.findall(r"\w+", query))
-    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-    if not match:
-        return []
-    marks = ",".join("?" * len(projects))
-    sql = f"SELECT path FROM plain WHERE plain MATCH ? AND project IN ({marks}) ORDER BY bm25(plain) LIMIT ?"
-    return [row[0] for row in plain.execute(sql, [match, *projects, DEPTH])]
+    return quality._plain_search(plain, query, projects, DEPTH)
 
 
 def asked(conn, locs, data: dict, qset: dict) -> list[tuple[str, list[str], frozenset[str]]]:

@@ -169,14 +169,15 @@ def _plain_fts(conn: sqlite3.Connection, memories: Path) -> sqlite3.Connection:
     return plain
 
 
-def _plain_search(plain: sqlite3.Connection, query: str, projects: list[str]) -> list[str]:
+def _plain_search(plain: sqlite3.Connection, query: str, projects: list[str], depth: int = CUTOFF) -> list[str]:
+    """Plain FTS5's first `depth` entries: the whole entry, every word of the query OR-ed, bm25."""
     words = dict.fromkeys(w.lower() for w in re.findall(r"\w+", query))
     match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
     if not match:
         return []
     marks = ",".join("?" * len(projects))
     sql = f"SELECT path FROM plain WHERE plain MATCH ? AND project IN ({marks}) ORDER BY bm25(plain) LIMIT ?"
-    return [row[0] for row in plain.execute(sql, [match, *projects, CUTOFF])]
+    return [row[0] for row in plain.execute(sql, [match, *projects, depth])]
 
 
 def _newest(conn: sqlite3.Connection, projects: list[str]) -> list[str]:
