@@ -35,6 +35,8 @@ CONVERSATIONS = Path(__file__).with_name("conversations_prose.json")
 DEV_SETS = (quality.QUERIES, quality.HELDOUT, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
             quality.SEVENTH)  # the seventh was scored once, blind (reports/2026-12-01-meaning.md): development now
 DEPTH = 10
+# what is compared: our words alone, and what recall does (words, every word and meaning fused)
+SETTINGS = {"words": (0.0, pull.RRF_K, pull.MEANING_ALONE, 0.0), "recall": (pull.MEANING_WEIGHT, pull.RRF_K)}
 
 
 def plain_ranked(plain, query: str, projects: list[str]) -> list[str]:
@@ -141,7 +143,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--blind", action="store_true", help="score the blind sets (once, at the very end)")
     parser.add_argument("--conversations-only", action="store_true", help="only the blind conversations")
     args = parser.parse_args(argv)
-    settings = {"words": (0.0, pull.RRF_K), "words+meaning": (pull.MEANING_WEIGHT, pull.RRF_K)}
+    settings = SETTINGS.copy()
     if args.tune:
         settings.update({f"plain{p}_m{m}_k{k}": (m, k, pull.MEANING_ALONE, p)
                          for p in (0.0, 0.5, 1.0, 2.0) for m in (0.5, 1.0, 1.5) for k in (5, 20)})

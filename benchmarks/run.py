@@ -36,7 +36,6 @@ sys.path.insert(0, str(REPO))
 from benchmarks import corpus, installed, mcp_startup, pull, quality  # noqa: E402
 from benchmarks import hook_latency as synthetic
 from benchmarks.installed import Case, interleaved, pct  # noqa: E402
-from harnesslink_core.recall import pull as pull_lib  # noqa: E402
 
 PYTHON = sys.executable  # our own measurement code, with the packages of the interpreter running this
 HOOKS = ("user-prompt-submit", "session-start", "stop", "pre-compact")
@@ -355,8 +354,7 @@ def main() -> int:
         judges = (quality.SEVENTH,)  # the blind set: only with --final (the fifth and sixth are scored: development)
         sets = quality.ALL_SETS if args.final else tuple(s for s in quality.ALL_SETS if s not in judges)
         results["quality"] = quality.measure(root / "quality" / "home", sets)
-        results["pull"] = pull.coding_sets(root / "quality" / "home", sets, {
-            "words": (0.0, pull_lib.RRF_K), "words+meaning": (pull_lib.MEANING_WEIGHT, pull_lib.RRF_K)})
+        results["pull"] = pull.coding_sets(root / "quality" / "home", sets, pull.SETTINGS)
         for name, ps in results["pull"].items():
             print(f"[pull {name}] {json.dumps(ps)}", flush=True)
         results["mcp_startup"] = mcp_startup.report_line(10 if args.quick else 30, venv.folder)
@@ -475,11 +473,12 @@ def report(r: dict) -> str:
     if r.get("pull"):
         lines += ["", "## Pull recall (memory_search, harnesslink recall; benchmarks/pull.py)", "",
                   "Any copy of the target in the first 5 / 10. Plain FTS5: the whole entry, every query word OR-ed.", "",
-                  "| set | queries | plain FTS5 R@5 / R@10 | words R@5 / R@10 | words + meaning R@5 / R@10 |",
+                  "| set | queries | plain FTS5 R@5 / R@10 | our words alone R@5 / R@10 | recall (words, every word, "
+                  "meaning) R@5 / R@10 |",
                   "|---|---|---|---|---|"]
         for name, p in r["pull"].items():
             lines.append(f"| {name} | {p['queries']} | " + " | ".join(
-                f"{p[k]['R@5']} / {p[k]['R@10']}" for k in ("plain_fts5", "words", "words+meaning")) + " |")
+                f"{p[k]['R@5']} / {p[k]['R@10']}" for k in ("plain_fts5", "words", "recall")) + " |")
         chars = [s["prompt_chars"] for s in q["sets"].values()]
         lines += ["## Injected size", "",
                   f"- per prompt (prompts that got an injection, n={sum(x['n'] for x in chars)}): median "
