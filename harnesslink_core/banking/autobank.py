@@ -260,6 +260,49 @@ def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 
     return total
 
 
+def unread_bytes(locs: Locations, harnesses: list[str]) -> int:
+    """The transcript bytes a drain of these harnesses has to read, as the ledger knows them: from
+    where each transcript's last read left its first unsettled turn to its end, for those inside the
+    window (`backfill`'s progress bar). One stat per transcript; nothing is opened."""
+    now = clock.now()
+    ledger = open_ledger(locs)
+    try:
+        total = 0
+        for name in harnesses:
+            try:
+                harness = registry.get(name)
+            except ImportError:
+                continue
+            row = ledger.harness_row(name)
+            window = row.window_start if row else now - FIRST_WINDOW
+            records = ledger.files(name)
+            for path in harness.iter_transcripts(locs):
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                total += _unread(st, records.get(os.fspath(path)), window, now)
+        return total
+    finally:
+        ledger.close()
+
+
+def _unread(st: os.stat_result, rec: FileRecord | None, window: float, now: float) -> int:
+    """What `_Pass._needs_read` and `_start` would have a pass read of one transcript (the digests
+    aside: a transcript rewritten under us is read again from its start, and the bar's total grows)."""
+    if rec is None or rec.read_end is None:
+        return 0 if st.st_mtime < window else st.st_size
+    if (rec.excluded or "").startswith(KEPT_OUT):
+        return 0  # never read past its cwd while its project is kept out
+    unchanged = (rec.size, rec.mtime, rec.ino) == (st.st_size, st.st_mtime, st.st_ino)
+    due = rec.open_turns > 0 and rec.next_check is not None and now >= rec.next_check
+    if unchanged and not due:
+        return 0
+    if st.st_size < rec.read_end:
+        return st.st_size  # shrank: read again from the start
+    return st.st_size - rec.resume
+
+
 def _enabled(locs: Locations, requested: list[str] | None, switches: config.Switches | None = None) -> list[str]:
     switches = switches or config.switches(locs)
     if not switches.auto_bank:

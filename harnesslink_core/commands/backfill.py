@@ -8,6 +8,7 @@ import sys
 from ..banking import autobank
 from ..paths import Locations
 from ..recall import index
+from . import progress
 from .autobank import failed, summary
 from .options import number
 
@@ -26,23 +27,29 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     if not names:
         print("nothing to backfill: no enabled harness matches (see config.yml cloud.autobank)")
         return 1
-    show = sys.stderr.isatty()
-
-    def progress(total: autobank.PassReport, passes: int) -> None:
-        if show:
-            mb = total.bytes_read / 1e6
-            sys.stderr.write(f"\r[{'#' * min(passes, 30):<30}] pass {passes}: {total.banked} banked, {mb:.1f} MB read, "
-                             f"{total.backlog} transcripts left ")
-            sys.stderr.flush()
-
-    report = autobank.drain(locs, harnesses=names, progress=progress)
-    index.fill_vectors(locs)
-    if show:
-        sys.stderr.write("\n")
+    with progress.Bars() as bars:
+        report = autobank.drain(locs, harnesses=names, progress=_bar(bars, locs, names))
+        index.fill_vectors(locs, progress=(lambda done, due: bars.report("vectors", done, due)) if bars.shown else None)
     print(f"backfill of {', '.join(names)} over {args.days:g} days: {summary(report)}")
     for line in left_out(report, args.days):
         print(line)
     return 1 if report.locked else failed(report, "backfill")
+
+
+def _bar(bars: progress.Bars, locs: Locations, names: list[str]):
+    """The drain's report after each pass, as bytes read of those the ledger says are waiting
+    (None, and no bar, off a terminal or with nothing to read)."""
+    waiting = autobank.unread_bytes(locs, names) if bars.shown else 0
+    if not waiting:
+        return None
+    bars.report("transcripts", 0, waiting, unit="B")
+
+    def report(total: autobank.PassReport, passes: int) -> None:
+        # no backlog left: what was read is all there was (a transcript's unfinished last line stays unread)
+        estimate = waiting if total.backlog else total.bytes_read
+        bars.report("transcripts", total.bytes_read, estimate, unit="B", note=f"{total.banked} banked")
+
+    return report
 
 
 def left_out(report: autobank.PassReport, days: float) -> list[str]:

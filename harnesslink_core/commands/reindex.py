@@ -7,6 +7,7 @@ import time
 
 from ..paths import Locations
 from ..recall import index
+from . import progress
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -15,6 +16,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, locs: Locations) -> int:
     started = time.monotonic()
-    count = index.rebuild(locs)
+    with progress.Bars() as bars:
+        count = index.rebuild(locs, progress=bars.report if bars.shown else None)
     print(f"indexed {count} entries in {time.monotonic() - started:.1f} s ({locs.index_file})")
     return 0

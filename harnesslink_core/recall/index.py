@@ -43,7 +43,7 @@ from ..paths import Locations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from ..store.entries import Entry
 
@@ -323,9 +323,11 @@ def _fill_vectors(conn: sqlite3.Connection, *, limit: int | None = None, progres
 
 
 def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | None = None,
-         *, force: bool = False, max_changes: int | None = None, written: Written | None = None) -> int:
+         *, force: bool = False, max_changes: int | None = None, written: Written | None = None,
+         indexed: Callable[[], None] | None = None) -> int:
     """Like `refresh`, on an open connection. With `max_changes`, raise IndexBehind
-    instead of indexing more entries than that in one project."""
+    instead of indexing more entries than that in one project; `indexed()` is told of each
+    entry read from disk."""
     from ..store.scope import all_projects, is_safe_slug
 
     if projects is None:
@@ -338,12 +340,14 @@ def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | No
         slugs = [s for s in dict.fromkeys(projects) if is_safe_slug(s)]
     changed = 0
     for slug in slugs:
-        changed += _sync_project(conn, locs, slug, force=force, max_changes=max_changes, written=written)
+        changed += _sync_project(conn, locs, slug, force=force, max_changes=max_changes, written=written,
+                                 indexed=indexed)
     return changed
 
 
 def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force: bool,
-                  max_changes: int | None = None, written: Written | None = None) -> int:
+                  max_changes: int | None = None, written: Written | None = None,
+                  indexed: Callable[[], None] | None = None) -> int:
     bank = os.path.join(locs.memories_path, slug, "bank")
     try:
         dir_mtime = os.stat(bank).st_mtime_ns
@@ -357,19 +361,11 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
 
     on_disk: dict[str, tuple[str, int, int]] = {}
     if dir_mtime is not None:
-        try:
-            with os.scandir(bank) as it:
-                for item in it:
-                    if not item.name.endswith(".md") or item.name.startswith(".") or item.is_symlink():
-                        continue  # a link may lead out of the tree: never indexed
-                    try:
-                        st = item.stat()
-                    except OSError:
-                        continue
-                    if item.is_file():
-                        on_disk[f"{slug}/bank/{item.name}"] = (item.path, st.st_mtime_ns, st.st_size)
-        except OSError:
+        listed = _entry_files(bank, slug)
+        if listed is None:
             dir_mtime = None
+        else:
+            on_disk = listed
 
     if max_changes is not None:
         todo = _changes(_known(conn, slug), on_disk)
@@ -392,6 +388,8 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
             if _insert_doc(conn, file, slug, path, mtime, size, forgotten,
                            held[1] if held is not None and held[0] == size else None):
                 changed += 1
+            if indexed is not None:
+                indexed()
         if changed or dir_mtime is None:  # which folders the project's entries are of (`foreign_paths`)
             conn.execute("DELETE FROM folders WHERE slug = ?", (slug,))
             conn.execute("INSERT INTO folders(slug, cwd, entries) SELECT project, cwd, count(*) FROM docs"
@@ -406,6 +404,25 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
                 (slug, -1 if racy else dir_mtime, slug),
             )
     return changed
+
+
+def _entry_files(bank: str, slug: str) -> dict[str, tuple[str, int, int]] | None:
+    """A bank folder's entries by index path: (file, mtime_ns, size); None when it cannot be listed."""
+    on_disk: dict[str, tuple[str, int, int]] = {}
+    try:
+        with os.scandir(bank) as it:
+            for item in it:
+                if not item.name.endswith(".md") or item.name.startswith(".") or item.is_symlink():
+                    continue  # a link may lead out of the tree: never indexed
+                try:
+                    st = item.stat()
+                except OSError:
+                    continue
+                if item.is_file():
+                    on_disk[f"{slug}/bank/{item.name}"] = (item.path, st.st_mtime_ns, st.st_size)
+    except OSError:
+        return None
+    return on_disk
 
 
 def _known(conn: sqlite3.Connection, slug: str) -> dict[str, tuple[int, int, int]]:
@@ -518,9 +535,11 @@ def actions_digest(actions: str) -> str:
     return "\n".join(lines)
 
 
-def rebuild(locs: Locations, *, progress=None) -> int:
-    """Rebuild the whole index from the Markdown (`harnesslink reindex`), vectors included
-    (`progress(n)` is told of each batch of them)."""
+def rebuild(locs: Locations, *, progress: Callable[[str, int, int], None] | None = None) -> int:
+    """Rebuild the whole index from the Markdown (`harnesslink reindex`), vectors included.
+
+    `progress(stage, done, total)` is told how far each stage has come: "entries" read from
+    disk, then "vectors" made (when the model can be read)."""
     try:
         conn = connect(locs)
         conn.execute("PRAGMA quick_check").fetchone()
@@ -540,12 +559,36 @@ def rebuild(locs: Locations, *, progress=None) -> int:
             conn.execute("DROP TABLE IF EXISTS meaning")
             conn.execute("DROP TABLE IF EXISTS meaning_packs")
             _load_vocabulary(conn)
-        count = sync(conn, locs, None, force=True)
+        indexed = made = None
+        if progress is not None:
+            indexed = _counting(progress, "entries", _entry_count(locs))
+            made = lambda done, total: progress("vectors", done, total)  # noqa: E731
+        count = sync(conn, locs, None, force=True, indexed=indexed)
         conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
-        _fill_vectors(conn, progress=progress)
+        _fill_vectors(conn, progress=made)
         return count
     finally:
         conn.close()
+
+
+def _entry_count(locs: Locations) -> int:
+    """How many entries the tree holds: what a rebuild reads."""
+    from ..store.scope import all_projects
+
+    return sum(len(_entry_files(os.path.join(locs.memories_path, slug, "bank"), slug) or ())
+               for slug in all_projects(locs))
+
+
+def _counting(progress: Callable[[str, int, int], None], stage: str, total: int) -> Callable[[], None]:
+    """`progress(stage, n, total)` after each of n calls."""
+    done = 0
+
+    def one() -> None:
+        nonlocal done
+        done += 1
+        progress(stage, done, total)
+
+    return one
 
 
 def rebuild_in_background(locs: Locations, *, full: bool = True) -> bool:

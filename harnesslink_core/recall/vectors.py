@@ -53,11 +53,16 @@ def entry_text(title: str, prompt: str, result: str) -> str:
 
 def fill(conn: sqlite3.Connection, *, limit: int | None = None, progress=None) -> int:
     """Give a vector to every entry that has none (at most `limit`), then pack the projects
-    touched. Returns how many were made; 0 when the model cannot be read."""
+    touched. Returns how many were made; 0 when the model cannot be read. `progress(made, due)`
+    is told after each batch, `due` being how many had none at the start (`pending`)."""
     model = meaning.load()
     if model is None:
         return 0
     ensure(conn)
+    due = None
+    if progress is not None:
+        due = pending(conn) or 0
+        due = due if limit is None else min(due, limit)
     made = 0
     touched: set[str] = set()
     while limit is None or made < limit:
@@ -77,7 +82,7 @@ def fill(conn: sqlite3.Connection, *, limit: int | None = None, progress=None) -
             conn.executemany("INSERT OR REPLACE INTO meaning(doc_id, vec) VALUES (?, ?)", packed)
         made += len(rows)
         if progress is not None:
-            progress(len(rows))
+            progress(made, due)
     if touched:
         repack(conn, touched)
     return made

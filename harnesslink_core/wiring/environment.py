@@ -91,7 +91,7 @@ def build_venv(target: Path, source: Path) -> Environment:
         if result.returncode != 0:
             raise EnvironmentFailed(
                 f"could not install the package into {target}:\n{result.stderr.strip()[-2000:]}",
-                "hint: pip needs to reach PyPI for pyyaml, python-frontmatter, filelock, orjson and bottle; "
+                "hint: pip needs to reach PyPI for pyyaml, python-frontmatter, filelock, orjson, bottle and tqdm; "
                 "check the network or a proxy (PIP_INDEX_URL), then run again",
             )
     write_hook_launcher(target)
