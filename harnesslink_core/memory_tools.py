@@ -241,9 +241,8 @@ def memory_search(args: dict, session: Session) -> str:
 
     from .recall.framing import frame, neutralise, one_line
     from .recall.pull import query_terms, recall
-    from .store.scope import scope_folders
-
     from .store import trust
+    from .store.scope import scope_folders
 
     query = _text(args, "query", required=True)
     limit = _int(args, "limit", 5, 1, SEARCH_LIMIT_MAX)

@@ -582,6 +582,7 @@ def rebuild_in_background(locs: Locations, *, full: bool = True) -> bool:
 # when it was banked; a backfilled entry is banked long after its work) by then. Two parameters: the time twice.
 KNOWN_AT = "d.ts <= ? AND d.mtime_ns <= ? * 1e9"
 
+
 def fts_query(terms: Terms) -> str:
     """An FTS5 query matching any of the terms (a group: any of its alternatives), each
     quoted as a phrase: never raw syntax."""
