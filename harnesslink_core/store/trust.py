@@ -174,7 +174,7 @@ class TrustState:
         return CONFIRMED if entry in self.confirmed else "current"
 
     def superseded_by(self, entry: str) -> tuple[str, float, str] | None:
-        """(the newest entry that supersedes it, when, by whom), or None while it is not superseded."""
+        """(the entry that last superseded it, when, by whom), or None while it is not superseded."""
         pairs = self.superseded.get(entry)
         return pairs[-1] if pairs else None
 
