@@ -43,6 +43,14 @@ class NoMatch(ForgetError):
         self.ids = ids
 
 
+class NoSuchEntry(HarnessLinkError):
+    """An entry id that names no entry in the caller's scope (`store.lookup.find_entry`)."""
+
+
+class TrustError(HarnessLinkError):
+    """A supersession or confirmation that is refused (out of scope, not newer, a cycle, nothing to undo)."""
+
+
 class ToolError(HarnessLinkError):
     """A memory-tool call that cannot be done as asked; the message tells the model what to change."""
 

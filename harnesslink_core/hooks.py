@@ -188,12 +188,15 @@ def prompt_context(ctx: Context) -> str:
     from .recall.index import foreign_paths as index_foreign_paths
     from .recall.matches import find_matches, render
     from .store.injected import Given
+    from .store.trust import superseded_paths
 
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)
+    superseded = superseded_paths(ctx.locs, projects)  # never pushed (a pull shows them, marked)
     decision = _search(ctx, lambda conn: find_matches(conn, ctx.prompt, projects, session_id=ctx.session,
                                                       already_injected=already,
-                                                      hidden=index_foreign_paths(conn, folders)), projects)
+                                                      hidden=index_foreign_paths(conn, folders) | superseded),
+                       projects)
     if decision is None:
         return ""
     ctx.notes.append(f"projects searched: {', '.join(projects) or '(none)'}")
@@ -202,6 +205,8 @@ def prompt_context(ctx: Context) -> str:
         ctx.notes.append(f"no matches: {decision.skipped}")
     if already:
         ctx.notes.append(f"already injected in this session (excluded): {len(already)}")
+    if superseded:
+        ctx.notes.append(f"superseded by a newer entry (excluded): {len(superseded)}")
     ctx.notes += decision.explain()
     text = render(decision.hits, decision.terms, ctx.locs.memories_path)
     if text and not ctx.opts.dry_run and ctx.session:

@@ -32,6 +32,8 @@ VERBS = {
     "mcp-call": "mcp",
     "resume": "resume",
     "view": "view",
+    "supersede": "trust",
+    "confirm": "trust",
 }
 
 

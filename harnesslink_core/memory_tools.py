@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .errors import ToolError
+from .errors import NoSuchEntry, ToolError, TrustError
 from .paths import Locations
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ GET_CHARS = 20_000  # one entry back to the model; pi asks tools to stay under 5
 BRIEF_MIN, BRIEF_MAX = 500, 20_000
 TAGS_MAX = 10
 FORGET_MAX = 20
+SUPERSEDES_MAX = 20
 PASS_LOCK_WAIT = 30.0  # as forget waits: a pass takes seconds, a backlog is drained in the background
 
 
@@ -61,6 +62,8 @@ _SEARCH_SCHEMA = _schema({
     "query": {"type": "string", "description": "Words to look for (plain words, no search syntax)."},
     "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_LIMIT_MAX, "default": 5,
               "description": "How many entries at most (default 5)."},
+    "as_of": {"type": "string", "description": "Answer with what was current then: a date (YYYY-MM-DD, to its "
+                                               "end, UTC) or an ISO time. Default: now."},
 }, ["query"])
 _SEARCH_TEXT = (
     "Search HarnessLink memory: what was done in earlier sessions of this project, by any coding agent "
@@ -71,11 +74,14 @@ _BANK_SCHEMA = _schema({
     "text": {"type": "string", "description": f"The learning, in full (at most {TEXT_CHARS} characters)."},
     "title": {"type": "string", "description": "A short title (default: the text's first line)."},
     "tags": {"type": "array", "items": {"type": "string"}, "description": "A few keywords."},
+    "supersedes": {"type": "array", "items": {"type": "string"}, "maxItems": SUPERSEDES_MAX,
+                   "description": "Ids (as memory_search shows them) of this project's older entries that this "
+                                  "learning makes wrong or out of date: they are no longer given to sessions."},
 }, ["text"])
 _BANK_TEXT = (
     "Record a learning worth keeping (a decision, a fix, a gotcha) in this project's HarnessLink memory, "
     "so later sessions in any coding agent can find it. Secrets are redacted; the same text recorded "
-    "twice is kept once."
+    "twice is kept once. If it replaces what an older entry says, name that entry in `supersedes`."
 )
 
 TOOLS: dict[str, dict] = {
@@ -194,6 +200,20 @@ def _int(args: dict, key: str, default: int, low: int, high: int) -> int:
     return value
 
 
+def _ids(args: dict, key: str, most: int, *, required: bool = True) -> list[str]:
+    """A list of entry ids (one string is a list of one)."""
+    ids = args.get(key)
+    if not required and (ids is None or ids == []):
+        return []
+    if isinstance(ids, str):
+        ids = [ids]
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i.strip() for i in ids):
+        raise ToolError(f"`{key}` must be a non-empty list of entry ids (as memory_search shows them)")
+    if len(ids) > most:
+        raise ToolError(f"`{key}`: at most {most} entries at a time")
+    return ids
+
+
 def _tags(args: dict) -> list[str]:
     import re
 
@@ -221,10 +241,12 @@ def memory_search(args: dict, session: Session) -> str:
 
     from .recall.framing import frame, neutralise, one_line
     from .recall.pull import query_terms, recall
+    from .store import trust
     from .store.scope import scope_folders
 
     query = _text(args, "query", required=True)
     limit = _int(args, "limit", 5, 1, SEARCH_LIMIT_MAX)
+    as_of = _as_of(args)
     terms = query_terms(query[:QUERY_CHARS])
     folders = scope_folders(session.locs, session.cwd)  # every project is the user's choice: `recall --all`
     projects = list(folders)
@@ -233,11 +255,14 @@ def memory_search(args: dict, session: Session) -> str:
         raise ToolError("`query` has no words to search for")
     with _index(session.locs) as (index, conn):
         index.sync(conn, session.locs, projects)
-        hits = recall(conn, query, projects, limit=limit, exclude_paths=index.foreign_paths(conn, folders))
+        state = trust.state(session.locs, projects, as_of=as_of)
+        hits = recall(conn, query, projects, limit=limit, exclude_paths=index.foreign_paths(conn, folders),
+                      trust=state)
+    then = f" as of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(as_of))}" if as_of is not None else ""
     if not hits:
-        return f"No memory entries match {one_line(query, 120)!r} in {where}."
-    lines = [f"{len(hits)} entr{'y' if len(hits) == 1 else 'ies'} matching {one_line(query, 120)!r} in {where}, "
-             "best first:"]
+        return f"No memory entries match {one_line(query, 120)!r} in {where}{then}."
+    lines = [f"{len(hits)} entr{'y' if len(hits) == 1 else 'ies'} matching {one_line(query, 120)!r} in {where}"
+             f"{then}, best first:"]
     for n, hit in enumerate(hits, 1):
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(hit.ts)) if hit.ts else "undated"
         lines.append("")
@@ -247,8 +272,23 @@ def memory_search(args: dict, session: Session) -> str:
             lines.append(f"   Prompt: {one_line(hit.prompt, 240)}")
         if hit.result.strip():
             lines.append(f"   Result: {one_line(hit.result, 400)}")
+        newer = state.superseded_by(hit.path)
+        if newer is not None:
+            lines.append(f"   Superseded by {newer[0]}: it no longer holds; prefer the newer entry.")
         lines.append(f"   Why here: {hit.why}")
     return frame("recall", neutralise("\n".join(lines)), project=(projects or [""])[0])
+
+
+def _as_of(args: dict) -> float | None:
+    from .store.trust import as_of_time
+
+    text = _text(args, "as_of").strip()
+    if not text:
+        return None
+    try:
+        return as_of_time(text)
+    except ValueError as exc:
+        raise ToolError(f"`as_of`: {exc}") from None
 
 
 def _scope_words(projects: list[str]) -> str:
@@ -281,72 +321,13 @@ def _real(path: object) -> str:
 
 
 def _find_entry(session: Session, wanted: str) -> str:
-    """The entry `wanted` names in this session's projects (its own and linked ones); never a file of
-    another project, outside the memories tree, or reached through a symlink."""
-    from .store.scope import scope_folders
+    """The entry `wanted` names in this session's projects (`lookup.find_entry`)."""
+    from .store.lookup import find_entry
 
-    if "\x00" in wanted or len(wanted) > 4096:
-        raise ToolError("`id` is not a valid entry id")
-    root = _real(session.locs.memories)
-    scope = scope_folders(session.locs, session.cwd)
-    if "/" in wanted or "\\" in wanted:
-        parts = _parts_inside(session, wanted.replace("\\", "/"), root)
-        if parts[0] not in scope or _of_another_folder(os.path.join(root, *parts), parts[0], scope):
-            raise ToolError(f"{wanted!r} is not an entry of this project or of a linked one")
-        path = os.path.join(root, *parts)
-        if not path.endswith(".md") or _through_a_link(root, parts) or not os.path.isfile(path):
-            raise ToolError(f"no memory entry at {wanted!r}")
-        return path
-    # a file name or a time id: looked up in this session's projects (own + linked), newest first
-    name = wanted if wanted.endswith(".md") else None
-    for slug in scope:
-        bank = os.path.join(root, slug, "bank")
-        try:
-            names = sorted(os.listdir(bank), reverse=True)
-        except OSError:
-            continue
-        for candidate in names:
-            if candidate.startswith(".") or os.path.islink(os.path.join(bank, candidate)):
-                continue
-            if candidate == name or (name is None and candidate.startswith(wanted + "--")):
-                if not _of_another_folder(os.path.join(bank, candidate), slug, scope):
-                    return os.path.join(bank, candidate)
-    raise ToolError(f"no memory entry {wanted!r} in this project; use the id memory_search shows")
-
-
-def _of_another_folder(path: str, slug: str, scope: dict[str, str | None]) -> bool:
-    """An entry of a folder that only shares this project's slug (`scope.scope_folders`)."""
-    from pathlib import Path
-
-    from .store.entries import read_entry
-    from .store.scope import is_foreign
-
-    entry = read_entry(Path(path), slug) if path.endswith(".md") and os.path.isfile(path) else None
-    return entry is not None and is_foreign(entry.cwd, slug, scope)
-
-
-def _parts_inside(session: Session, given: str, root: str) -> list[str]:
-    """`given` (relative to the memories root, or absolute under it) as its folder names below the root."""
-    if os.path.isabs(given):
-        for base in (os.fspath(session.locs.memories).rstrip("/"), root.rstrip("/")):
-            if given.startswith(base + "/"):
-                given = given[len(base) + 1:]
-                break
-        else:
-            raise ToolError(f"{given!r} is outside the memory folder; give an id memory_search showed")
-    parts = [part for part in given.split("/") if part not in ("", ".")]
-    if not parts or ".." in parts:
-        raise ToolError(f"{given!r} is outside the memory folder; give an id memory_search showed")
-    return parts
-
-
-def _through_a_link(root: str, parts: list[str]) -> bool:
-    path = root
-    for part in parts:
-        path = os.path.join(path, part)
-        if os.path.islink(path):
-            return True
-    return False
+    try:
+        return find_entry(session.locs, session.cwd, wanted)
+    except NoSuchEntry as exc:
+        raise ToolError(str(exc)) from None
 
 
 def memory_bank(args: dict, session: Session) -> str:
@@ -362,10 +343,12 @@ def memory_bank(args: dict, session: Session) -> str:
         raise ToolError(f"`text` is {len(text)} characters; at most {TEXT_CHARS}: summarise it or record "
                         "it as several learnings")
     tags = _tags(args)
+    wanted = _ids(args, "supersedes", SUPERSEDES_MAX, required=False)
     slug = project_slug(session.cwd)
     folder = session.locs.memories / slug
     with _pass_lock(session.locs):
         now = clock.now()
+        older = _older_entries(session, wanted)
         entry = bank.render_learning(text, title=_text(args, "title"), tags=tags, at=now, cwd=session.cwd,
                                      session_id=session.session_id, harness=session.harness, source=session.source)
         forgotten = tombstones(session.locs)
@@ -373,9 +356,13 @@ def memory_bank(args: dict, session: Session) -> str:
             raise ToolError("this text was forgotten in this project (harnesslink forget) and is not recorded again")
         existing = bank.find_learning(folder / "bank", entry.turn_key)
         if existing:
+            _check_newer(older, _resolve(session, f"{slug}/bank/{existing.name}").ts)
+            superseded = _supersede(session, older, f"{slug}/bank/{existing.name}")
             return (f"Already recorded: the same text is in this project's memory as {slug}/bank/{existing.name}. "
-                    "Nothing new written.")
+                    f"Nothing new written.{superseded}")
+        _check_newer(older, now)
         path = _bank_learning(session.locs, slug, entry, now)
+        superseded = _supersede(session, older, f"{slug}/bank/{path.name}")
         indexed = _index_now(session.locs, slug)
         try:
             projectfiles.rebuild_main(folder, forgotten)
@@ -383,7 +370,47 @@ def memory_bank(args: dict, session: Session) -> str:
             pass  # the next autobank pass rebuilds it
     note = "" if indexed else " (the search index is busy: it will find it after the next pass)"
     redacted = " Secrets in it were redacted." if text != raw.strip() else ""
-    return f"Recorded in this project's memory as {slug}/bank/{path.name}.{redacted}{note}"
+    return f"Recorded in this project's memory as {slug}/bank/{path.name}.{redacted}{superseded}{note}"
+
+
+def _older_entries(session: Session, wanted: list[str]) -> list:
+    """The entries `supersedes` names: this project's own, none forgotten (ToolError otherwise)."""
+    return [_resolve(session, ident, own_only=True) for ident in dict.fromkeys(wanted)]
+
+
+def _resolve(session: Session, ident: str, *, own_only: bool = False):
+    from .control import supersede
+
+    try:
+        return supersede.resolve(session.locs, session.cwd, ident, own_only=own_only)
+    except (NoSuchEntry, TrustError) as exc:
+        raise ToolError(f"`supersedes`: {exc}") from None
+
+
+def _check_newer(older: list, new_ts: float) -> None:
+    from .control import supersede
+
+    for old in older:
+        try:
+            supersede.check_newer(old, new_ts, "this learning")
+        except TrustError as exc:
+            raise ToolError(f"`supersedes`: {exc}; nothing was recorded") from None
+
+
+def _supersede(session: Session, older: list, new_rel: str) -> str:
+    """Mark each of `older` superseded by the learning `new_rel`; the words that say so ("" for none)."""
+    from .control import supersede
+
+    if not older:
+        return ""
+    new = _resolve(session, new_rel)
+    for old in older:
+        try:
+            supersede.supersede(session.locs, session.cwd, old, new, actor=session.source)
+        except TrustError as exc:
+            raise ToolError(f"`supersedes`: {exc}") from None
+    return (f" It supersedes {', '.join(old.rel for old in older)}: sessions are no longer given "
+            f"{'it' if len(older) == 1 else 'them'}.")
 
 
 def _bank_learning(locs: Locations, slug: str, entry: Entry, now: float) -> Path:
@@ -438,13 +465,7 @@ def memory_forget(args: dict, session: Session) -> str:
     from .control import forget
     from .store.scope import folder_key, project_slug
 
-    ids = args.get("ids")
-    if isinstance(ids, str):
-        ids = [ids]
-    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i.strip() for i in ids):
-        raise ToolError("`ids` must be a non-empty list of entry ids (as memory_search shows them)")
-    if len(ids) > FORGET_MAX:
-        raise ToolError(f"`ids`: at most {FORGET_MAX} entries at a time")
+    ids = _ids(args, "ids", FORGET_MAX)
     own = project_slug(session.cwd)
     try:
         targets = forget.select(session.locs, ids=ids, projects=[own],  # this project only: never a linked one

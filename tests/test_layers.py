@@ -95,7 +95,8 @@ def test_no_import_circles() -> None:
 
 
 # the modules on the hooks' lean path (tests/test_hot_path.py), which read Locations' plain strings
-LEAN = {"hooks", "log", "banking.background", "store.scope", "store.identity", "store.injected", "control.exclusion",
+LEAN = {"hooks", "log", "banking.background", "store.scope", "store.identity", "store.injected", "store.trust",
+        "control.exclusion",
         "recall.index",
         "recall.brief", "sessions.handoff",
         "wiring.claude_plugin"}  # the plugin's launcher, in front of every hook call the plugin makes

@@ -183,6 +183,18 @@ def test_search_finds_what_recall_finds(served, capsys: pytest.CaptureFixture[st
     assert "Library release notes" in server.get(f"/search?q=library+release+notes&p={SHOP_SLUG}")[1]  # linked
 
 
+def test_search_marks_a_superseded_entry_and_shows_it_below_the_current_one(served) -> None:
+    from harnesslink_core.main import main
+
+    server, locs, fix, _ = served
+    newer = write_entry(locs, SHOP, title="Checkout rounding now happens in the payment service",
+                        result="The cart no longer rounds cents itself.", ts="2026-11-26T10:00:00.000Z")
+    assert main(["supersede", "--cwd", SHOP, "--", entry_id(fix), entry_id(newer)]) == 0
+    body = server.get(f"/search?q=checkout+rounding&p={SHOP_SLUG}")[1]
+    assert body.index(quote(newer.name)) < body.index(quote(fix.name))
+    assert f"superseded by {entry_id(newer)} (" in body
+
+
 def test_search_in_a_project_does_not_reach_an_unlinked_one(served) -> None:
     server, *_ = served
     body = server.get(f"/search?q=checkout+rounding&p={LIB_SLUG}")[1]

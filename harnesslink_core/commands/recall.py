@@ -1,4 +1,4 @@
-"""`harnesslink recall <query> [--cwd DIR] [--all] [--json] [-k N]`: search the bank."""
+"""`harnesslink recall <query> [--cwd DIR] [--all] [--as-of DATE] [--json] [-k N]`: search the bank."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import time
 from ..paths import Locations
 from ..recall import index
 from ..recall.pull import query_terms, recall
-from ..store.scope import scope_folders
+from ..store import trust
+from ..store.scope import all_projects, scope_folders
 from .options import whole_number
 
 
@@ -20,8 +21,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("query", nargs="+", help="words to look for (plain words: no search syntax)")
     parser.add_argument("--cwd", default=None, help="the project folder (default: the current directory)")
     parser.add_argument("--all", action="store_true", help="search every project, not just this one")
+    parser.add_argument("--as-of", type=_as_of, metavar="DATE",
+                        help="answer with what was current then (YYYY-MM-DD, to the end of that day UTC, or an ISO "
+                             "time): entries recorded later are left out, entries superseded later are current")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     parser.add_argument("-k", type=whole_number(1, 1000), default=5, help="how many matches (default 5)")
+
+
+def _as_of(text: str) -> float:
+    try:
+        return trust.as_of_time(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args: argparse.Namespace, locs: Locations) -> int:
@@ -33,24 +44,30 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     with index.open_index(locs) as conn:
         index.sync(conn, locs, projects)
         hidden = index.foreign_paths(conn, folders) if folders else set()
-        hits = recall(conn, query, projects, limit=max(1, args.k), exclude_paths=hidden)
+        state = trust.state(locs, all_projects(locs) if projects is None else projects,
+                            as_of=args.as_of)
+        hits = recall(conn, query, projects, limit=max(1, args.k), exclude_paths=hidden, trust=state)
+    as_of = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(args.as_of)) if args.as_of is not None else None
     if args.json:
         rows = [
             {
                 "path": str(locs.memories / h.path), "project": h.project, "title": h.title,
                 "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.ts)), "harness": h.origin,
                 "session_id": h.session_id, "score": round(h.score, 4), "matched": h.matched, "why": h.why,
-                "result": h.result[:500],
+                **_trust_fields(state, h.path), "result": h.result[:500],
             }
             for h in hits
         ]
-        json.dump({"query": query, "terms": terms, "projects": projects, "matches": rows}, sys.stdout, indent=2)
+        json.dump({"query": query, "terms": terms, "projects": projects, "as_of": as_of, "matches": rows},
+                  sys.stdout, indent=2)
         print()
         return 0
     if not hits:
         scope = "any project" if args.all else ", ".join(projects or []) or "this project"
-        print(f"no matches for {query!r} in {scope}")
+        print(f"no matches for {query!r} in {scope}" + (f" as of {as_of}" if as_of else ""))
         return 1
+    if as_of:
+        print(f"as of {as_of}: what was current then (entries recorded later are left out)")
     for n, h in enumerate(hits, 1):
         when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(h.ts))
         print(f"{n}. {h.title}  [{when} · {h.origin} · {h.why}]")
@@ -59,3 +76,9 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         if result:
             print(f"   {result[:200]}{'…' if len(result) > 200 else ''}")
     return 0
+
+
+def _trust_fields(state: trust.TrustState, path: str) -> dict[str, object]:
+    newer = state.superseded_by(path)
+    return {"trust": state.of(path), "superseded_by": newer[0] if newer else None,
+            "superseded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(newer[1])) if newer else None}

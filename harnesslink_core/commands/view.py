@@ -36,7 +36,8 @@ from ..recall.pull import query_terms, recall
 from ..store.entries import read_entry
 from ..store.injected import given_log
 from ..store.ledger import tombstones
-from ..store.scope import is_safe_slug, linked_projects, project_slug, scope_folders
+from ..store import trust
+from ..store.scope import all_projects, is_safe_slug, linked_projects, project_slug, scope_folders
 from .options import whole_number
 
 ASSETS = Path(__file__).resolve().parent.parent / "viewer"
@@ -236,9 +237,9 @@ def build_app(locs: Locations, start: str | None = None):
         query = bottle.request.query.getunicode("q", "") or ""
         slug = bottle.request.query.getunicode("p", "") or ""
         view = _project(locs, slug, start) if slug else None
-        hits, terms = _search(locs, query, view) if query.strip() else ([], [])
+        hits, terms, state = _search(locs, query, view) if query.strip() else ([], [], None)
         return page("search", title=f"search: {query}" if query else "search", query=query, view=view, hits=hits,
-                    terms=terms)
+                    terms=terms, trust=state)
 
     @app.get("/entry/<slug>/bank/<name>")
     def entry(slug: str, name: str):
@@ -318,17 +319,20 @@ def _main_folder(locs: Locations, slug: str) -> str | None:
         return next((cwd for cwd, _ in overview.folders(conn, slug) if cwd), None)
 
 
-def _search(locs: Locations, query: str, view: ProjectView | None) -> tuple[list, list[str]]:
+def _search(locs: Locations, query: str, view: ProjectView | None
+            ) -> tuple[list, list[str], trust.TrustState | None]:
     """The memory tools' search (`memory_tools.memory_search`, `harnesslink recall`): the query's words
-    and meaning over the project's scope as a session in its folder has it, or over every project."""
+    and meaning over the project's scope as a session in its folder has it, or over every project;
+    with the scope's trust state, which labels the superseded entries."""
     terms = query_terms(query[:2000])
     if not terms:
-        return [], []
+        return [], [], None
     projects = view.scope if view else None
+    state = trust.state(locs, all_projects(locs) if projects is None else projects)
     with _open_index(locs) as conn:
         index.sync(conn, locs, projects)
         hidden = index.foreign_paths(conn, view.folders_scope) if view else set()
-        return recall(conn, query, projects, limit=SEARCH_LIMIT, exclude_paths=hidden), terms
+        return recall(conn, query, projects, limit=SEARCH_LIMIT, exclude_paths=hidden, trust=state), terms, state
 
 
 def _open_index(locs: Locations) -> index.open_index:

@@ -22,6 +22,7 @@ import time
 from ..paths import Locations
 from ..store import main_md
 from ..store.scope import folder_key, is_foreign, project_path, project_slug
+from ..store.trust import superseded_paths
 from .framing import cut, frame, neutralise, one_line
 
 DEFAULT_BUDGET = 6000  # well under Claude Code's 10,000-character cap on one hook's output
@@ -148,9 +149,10 @@ def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
     if not slugs:
         return []
     bank = os.path.join(locs.memories_path, slugs[0], "bank")
-    found = _newest_from_index(locs, slugs, cwd)
+    superseded = superseded_paths(locs, slugs)  # a newer entry says otherwise: never pushed
+    found = _newest_from_index(locs, slugs, cwd, superseded)
     if found is None:
-        found = _newest_from_files(locs, bank, slugs[0], cwd)
+        found = _newest_from_files(locs, bank, slugs[0], cwd, superseded)
     newest, total = found
     lines = [f"(files in {bank})"]
     for entry in newest:
@@ -166,7 +168,8 @@ def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
     return [Section(f"Newest {min(NEWEST, total)} turns banked in this project", "\n".join(lines), bank)]
 
 
-def _newest_from_index(locs: Locations, slugs: list[str], cwd: str) -> tuple[list[_Newest], int] | None:
+def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: set[str]
+                       ) -> tuple[list[_Newest], int] | None:
     """The newest entries and the project's entry count from the index, brought up to date first
     when little changed; None when the index cannot answer (missing, busy, far behind, corrupt)."""
     from . import index
@@ -178,6 +181,7 @@ def _newest_from_index(locs: Locations, slugs: list[str], cwd: str) -> tuple[lis
     try:
         index.sync(conn, locs, slugs, max_changes=50)
         hidden = index.foreign_paths(conn, {project_slug(cwd): folder_key(cwd)})  # another folder's, sharing the slug
+        hidden |= superseded
         hits = [h for h in index.newest(conn, slugs, NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
         return ([_Newest(h.path.rsplit("/", 1)[-1], h.ts, h.origin, h.title, h.result) for h in hits],
                 index.scope_size(conn, slugs))
@@ -187,7 +191,8 @@ def _newest_from_index(locs: Locations, slugs: list[str], cwd: str) -> tuple[lis
         conn.close()
 
 
-def _newest_from_files(locs: Locations, bank: str, slug: str, cwd: str) -> tuple[list[_Newest], int]:
+def _newest_from_files(locs: Locations, bank: str, slug: str, cwd: str, superseded: set[str]
+                       ) -> tuple[list[_Newest], int]:
     from pathlib import Path
 
     from ..store.entries import read_entry
@@ -207,8 +212,8 @@ def _newest_from_files(locs: Locations, bank: str, slug: str, cwd: str) -> tuple
         entry = read_entry(Path(bank) / name, slug)
         if entry is None or (forgotten and forgotten.covers(slug, name, entry.turn_key)):
             continue
-        if is_foreign(entry.cwd, slug, folders):
-            continue  # another folder's, sharing the slug
+        if is_foreign(entry.cwd, slug, folders) or f"{slug}/bank/{name}" in superseded:
+            continue  # another folder's, sharing the slug; or superseded
         newest.append(_Newest(name, entry.ts, entry.origin, entry.title, entry.result))
         if len(newest) == NEWEST:
             break
@@ -274,6 +279,7 @@ def _without_frontmatter(text: str) -> str:
 
 
 def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
+    from ..store import trust
     from ..store.scope import scope_folders
     from . import index
     from .pull import recall
@@ -283,13 +289,17 @@ def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
             folders = scope_folders(locs, cwd)
             projects = list(folders)
             index.sync(conn, locs, projects)
-            hits = recall(conn, query, projects, limit=5, exclude_paths=index.foreign_paths(conn, folders))
+            state = trust.state(locs, projects)
+            hits = recall(conn, query, projects, limit=5, exclude_paths=index.foreign_paths(conn, folders),
+                          trust=state)
     except Exception:  # noqa: BLE001 - an optional section
         return []
     if not hits:
         return []
     lines = [
-        neutralise(f"- {one_line(h.title, 100)} — {os.path.join(locs.memories_path, h.path)}\n  {one_line(h.result, 160)}")
+        neutralise(f"- {one_line(h.title, 100)} — {os.path.join(locs.memories_path, h.path)}"
+                   + (f" ({state.label(h.path)})" if state.of(h.path) == trust.SUPERSEDED else "")
+                   + f"\n  {one_line(h.result, 160)}")
         for h in hits
     ]
     return [Section(f"Recall: {one_line(query, 60)}", "\n".join(lines), f"`harnesslink recall {query}`")]

@@ -622,6 +622,11 @@ def rebuild_in_background(locs: Locations, *, full: bool = True) -> bool:
 
 # --- searching ----------------------------------------------------------------
 
+# An entry known at a time (`--as-of`): its work had happened (`ts`) and its file was written (its mtime,
+# when it was banked; a backfilled entry is banked long after its work) by then. Two parameters: the time twice.
+KNOWN_AT = "d.ts <= ? AND d.mtime_ns <= ? * 1e9"
+
+
 def fts_query(terms: Terms) -> str:
     """An FTS5 query matching any of the terms (a group: any of its alternatives), each
     quoted as a phrase: never raw syntax."""
@@ -664,6 +669,7 @@ def search(
     with_matched: bool = True,
     by_scope: bool = True,
     weights: tuple[float, ...] = WEIGHTS,
+    known_at: float | None = None,
 ) -> list[Hit]:
     """Entries matching any term, best first, within `projects` (None: all),
     optionally only those with `low < rowid <= high` (newer entries have higher rowids).
@@ -671,7 +677,8 @@ def search(
     `Hit.matched` checks the `reported` terms when given (they may be more than are searched);
     with `with_matched=False` it is left empty for the caller (who may know it already).
     `by_scope=False` leaves the projects to the join on `docs` alone: cheaper when they hold
-    most of the index, since FTS5 would then merge the scope token's long doclist for nothing."""
+    most of the index, since FTS5 would then merge the scope token's long doclist for nothing.
+    `known_at`: only the entries known at that time (`KNOWN_AT`)."""
     terms = list(terms)
     if limit <= 0 or (projects is not None and not projects):
         return []
@@ -697,6 +704,9 @@ def search(
     if excluded:
         where.append(f"d.path NOT IN ({','.join('?' * len(excluded))})")
         params += excluded
+    if known_at is not None:
+        where.append(KNOWN_AT)
+        params += [known_at, known_at]
     text_cols = ", fts.prompt, fts.result" if with_text else ", '', ''"
     sql = (
         f"SELECT d.id, d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id, d.sketch,"
@@ -724,18 +734,20 @@ def search(
 
 
 def hits_of(conn: sqlite3.Connection, ids: list[int], projects: list[str], *, exclude_session: str | None = None,
-            exclude_paths: Iterable[str] = (), with_text: bool = False) -> list[Hit]:
+            exclude_paths: Iterable[str] = (), with_text: bool = False, known_at: float | None = None) -> list[Hit]:
     """These entries as hits (score 0: not found by words), in the order of `ids`, within
-    `projects`, without the session's own and the excluded paths."""
+    `projects`, without the session's own and the excluded paths (and, with `known_at`, those
+    not known then)."""
     if not ids or not projects:
         return []
     excluded = set(exclude_paths)
     text = "f.prompt, f.result" if with_text else "'', ''"
+    known = "" if known_at is None else f" AND {KNOWN_AT}"
     rows = conn.execute(
         f"SELECT d.id, d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id, d.sketch, {text}"
         f" FROM docs d JOIN fts f ON f.rowid = d.id"
-        f" WHERE d.id IN ({','.join('?' * len(ids))}) AND d.project IN ({','.join('?' * len(projects))})",
-        [*ids, *projects]).fetchall()
+        f" WHERE d.id IN ({','.join('?' * len(ids))}) AND d.project IN ({','.join('?' * len(projects))}){known}",
+        [*ids, *projects, *(() if known_at is None else (known_at, known_at))]).fetchall()
     by_id = {}
     for doc_id, path, project, ts, title, harness, source, session, sketch, prompt, result in rows:
         if (exclude_session and session == exclude_session) or path in excluded:

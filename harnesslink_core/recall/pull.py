@@ -12,6 +12,11 @@ The weights and `RRF_K` were chosen on the development sets (`benchmarks/pull.py
 
 Callers only format: `recall(conn, query, projects, limit)` gives the hits, each with
 `why`, which says where each list ranked it.
+
+Given the scope's trust state (`store.trust.state`), a superseded entry is ranked below every
+current one and its `why` starts `superseded by <entry> (<date>)`; a state taken `as_of` a time
+answers with what was current then: entries not yet known are left out, and one superseded only
+later is current.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ import re
 from . import index, meaning, vectors
 from .index import Hit
 from .terms import meaningful_terms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..store.trust import TrustState
 
 POOL = 30  # taken from each list before fusing
 RRF_K = 5
@@ -41,18 +50,21 @@ def every_word(query: str) -> list[str]:
 
 
 def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, exclude_paths=(),
-           meaning_weight: float = MEANING_WEIGHT, rrf_k: int = RRF_K, min_alone: float | None = None,
-           plain_weight: float = PLAIN_WEIGHT) -> list[Hit]:
-    """The entries that best answer `query` within `projects` (None: every project), best first."""
+           trust: TrustState | None = None, meaning_weight: float = MEANING_WEIGHT, rrf_k: int = RRF_K,
+           min_alone: float | None = None, plain_weight: float = PLAIN_WEIGHT) -> list[Hit]:
+    """The entries that best answer `query` within `projects` (None: every project), best first; the
+    current ones before the superseded ones, by `trust` (see the module docstring)."""
     query = query[:QUERY_CHARS]
     min_alone = MEANING_ALONE if min_alone is None else min_alone
     excluded = set(exclude_paths)
     pool = max(POOL, limit)
     terms = query_terms(query)
-    lexical = index.search(conn, terms, projects, limit=pool, exclude_paths=excluded) if terms else []
+    known_at = trust.as_of if trust is not None else None
+    lexical = index.search(conn, terms, projects, limit=pool, exclude_paths=excluded,
+                           known_at=known_at) if terms else []
     words = every_word(query)
     plain = index.search(conn, words, projects, limit=pool, exclude_paths=excluded, weights=index.EVEN_WEIGHTS,
-                         with_matched=False) if words and plain_weight > 0 else []
+                         with_matched=False, known_at=known_at) if words and plain_weight > 0 else []
     model = meaning.load() if meaning_weight > 0 else None
     vector = model.vector(query) if model is not None else []
     scope = projects if projects is not None else [row[0] for row in conn.execute("SELECT DISTINCT project FROM docs")]
@@ -72,10 +84,13 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
         reasons.setdefault(doc_id, []).append(f"meaning #{rank} (cosine {similarity:.2f})")
     by_id = {hit.doc_id: hit for hit in (*plain, *lexical)}
     missing = [doc_id for doc_id, _ in near if doc_id not in by_id]
-    for hit in index.hits_of(conn, missing, scope, exclude_paths=excluded, with_text=True):
+    for hit in index.hits_of(conn, missing, scope, exclude_paths=excluded, with_text=True, known_at=known_at):
         by_id[hit.doc_id] = hit
-    ranked = sorted((doc_id for doc_id in fused if doc_id in by_id), key=lambda d: -fused[d])[:limit]
+    superseded = trust.superseded if trust is not None else {}
+    ranked = sorted((doc_id for doc_id in fused if doc_id in by_id),
+                    key=lambda d: (by_id[d].path in superseded, -fused[d]))[:limit]
     hits = [by_id[doc_id] for doc_id in ranked]
     for hit in hits:
-        hit.why = "; ".join(reasons[hit.doc_id])
+        label = trust.label(hit.path) if trust is not None else ""
+        hit.why = "; ".join(([label] if label else []) + reasons[hit.doc_id])
     return hits

@@ -20,6 +20,10 @@ It is the same recall as <code>memory_search</code> and <code>harnesslink recall
   <li>
     <a class="entry" href="{{eu(hit.path)}}">{{hit.title}}</a>
     <div class="meta">{{when(hit.ts)}} · <span class="harness" data-harness="{{hit.origin}}">{{hit.origin}}</span> · {{hit.project}} · score {{'%.2f' % hit.score}} · matched {{', '.join(hit.matched) or '-'}}</div>
+    % label = trust.label(hit.path) if trust else ''
+    % if label:
+    <div class="meta trust">{{label}}</div>
+    % end
     % excerpt = ' '.join(hit.result.split())
     % if excerpt:
     <div class="excerpt">{{excerpt[:300]}}{{'…' if len(excerpt) > 300 else ''}}</div>

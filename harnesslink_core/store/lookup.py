@@ -1,0 +1,80 @@
+"""Finding the entry an id names, within a session's scope: `memory_get`, `harnesslink supersede` and
+`confirm` take the same ids (`<project>/bank/<file>.md`, its path inside the memories folder, a file
+name, a time id)."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import NoSuchEntry
+from ..paths import Locations
+
+
+def find_entry(locs: Locations, cwd: str, wanted: str) -> str:
+    """The absolute path of the entry `wanted` names in the projects `cwd` may read (its own, its
+    repository's other slugs, its linked ones); never a file of another project, outside the memories
+    tree, or reached through a symlink. Raises NoSuchEntry saying why not."""
+    from .scope import scope_folders
+
+    if "\x00" in wanted or len(wanted) > 4096:
+        raise NoSuchEntry("`id` is not a valid entry id")
+    root = os.path.realpath(locs.memories)
+    scope = scope_folders(locs, cwd)
+    if "/" in wanted or "\\" in wanted:
+        parts = _parts_inside(locs, wanted.replace("\\", "/"), root)
+        if parts[0] not in scope or _of_another_folder(os.path.join(root, *parts), parts[0], scope):
+            raise NoSuchEntry(f"{wanted!r} is not an entry of this project or of a linked one")
+        path = os.path.join(root, *parts)
+        if not path.endswith(".md") or _through_a_link(root, parts) or not os.path.isfile(path):
+            raise NoSuchEntry(f"no memory entry at {wanted!r}")
+        return path
+    # a file name or a time id: looked up in the scope's projects (own + linked), newest first
+    name = wanted if wanted.endswith(".md") else None
+    for slug in scope:
+        bank = os.path.join(root, slug, "bank")
+        try:
+            names = sorted(os.listdir(bank), reverse=True)
+        except OSError:
+            continue
+        for candidate in names:
+            if candidate.startswith(".") or os.path.islink(os.path.join(bank, candidate)):
+                continue
+            if candidate == name or (name is None and candidate.startswith(wanted + "--")):
+                if not _of_another_folder(os.path.join(bank, candidate), slug, scope):
+                    return os.path.join(bank, candidate)
+    raise NoSuchEntry(f"no memory entry {wanted!r} in this project; use the id memory_search shows")
+
+
+def _of_another_folder(path: str, slug: str, scope: dict[str, str | None]) -> bool:
+    """An entry of a folder that only shares this project's slug (`scope.scope_folders`)."""
+    from pathlib import Path
+
+    from .entries import read_entry
+    from .scope import is_foreign
+
+    entry = read_entry(Path(path), slug) if path.endswith(".md") and os.path.isfile(path) else None
+    return entry is not None and is_foreign(entry.cwd, slug, scope)
+
+
+def _parts_inside(locs: Locations, given: str, root: str) -> list[str]:
+    """`given` (relative to the memories root, or absolute under it) as its folder names below the root."""
+    if os.path.isabs(given):
+        for base in (os.fspath(locs.memories).rstrip("/"), root.rstrip("/")):
+            if given.startswith(base + "/"):
+                given = given[len(base) + 1:]
+                break
+        else:
+            raise NoSuchEntry(f"{given!r} is outside the memory folder; give an id memory_search showed")
+    parts = [part for part in given.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        raise NoSuchEntry(f"{given!r} is outside the memory folder; give an id memory_search showed")
+    return parts
+
+
+def _through_a_link(root: str, parts: list[str]) -> bool:
+    path = root
+    for part in parts:
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            return True
+    return False

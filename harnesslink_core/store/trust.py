@@ -1,0 +1,260 @@
+"""Trust state: which entries are superseded by a newer one, and which a person confirmed (SPEC §11).
+
+The bank stays append-only; the state lives beside it, in `<project>/TRUST.md`, which the uploader
+carries like the rest of the tree, so every machine that pulls agrees. One event a line, newest last:
+
+    - 2026-08-28T10:30:00.000Z superseded `<slug>/bank/<old>.md` by `<slug>/bank/<new>.md` (cli)
+    - 2026-08-28T10:31:00.000Z undo superseded `<slug>/bank/<old>.md` by `<slug>/bank/<new>.md` (cli)
+    - 2026-08-28T10:32:00.000Z confirmed `<slug>/bank/<entry>.md` (mcp:codex)
+
+The file is only ever appended to; for a pair (old, new), and for a confirmed entry, the last line wins,
+so `undo` is a line too. A project's file speaks only for its own entries. Reading is lenient: a line
+that does not read as an event (a note, a hand edit gone wrong) is skipped, never fatal.
+
+An entry is superseded while any pair naming it as the older is in force; confirmed while a person's
+confirmation stands and nothing supersedes it; current otherwise. Two times come with it: when an
+entry was recorded (its file's time; `ts` is when the work happened) and when it stopped being current
+(the supersession's line). `state(..., as_of=T)` is the state as it stood at T.
+
+`superseded_paths` is on the prompt hook's path: stdlib `os` only, one failed open per project
+without a file, and no time parsed.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..paths import Locations
+
+TRUST_FILE = "TRUST.md"
+HEADER = """# Trust state of this project's entries
+
+Entries superseded by a newer one are no longer given to sessions (a search still finds them, marked);
+confirmed entries are ones a person said still hold. Written by `harnesslink supersede`, `harnesslink
+confirm` and the memory tool `memory_bank {supersedes}`. One event a line, newest last; for each entry
+(and each pair) the last line wins, and `undo` takes an event back. Lines that do not read as an
+event are skipped.
+
+"""
+SUPERSEDED, CONFIRMED = "superseded", "confirmed"
+MAX_READ = 4 * 1024 * 1024  # a file this large is not ours: its start is read
+
+
+class Event:
+    """One line of a TRUST.md: `kind` (superseded or confirmed) of `entry` (by `newer`), or its undo."""
+
+    __slots__ = ("time", "kind", "entry", "newer", "actor", "undo")
+
+    def __init__(self, time: str, kind: str, entry: str, newer: str = "", actor: str = "",
+                 undo: bool = False) -> None:
+        self.time = time  # ISO UTC, as written
+        self.kind = kind
+        self.entry = entry  # `<slug>/bank/<file>.md`
+        self.newer = newer  # the superseding entry, for `superseded`
+        self.actor = actor  # cli, mcp:<harness>
+        self.undo = undo
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.kind, self.entry, self.newer
+
+    def line(self) -> str:
+        what = f"{self.kind} `{self.entry}`" + (f" by `{self.newer}`" if self.kind == SUPERSEDED else "")
+        return f"- {self.time} {'undo ' if self.undo else ''}{what} ({self.actor})"
+
+    def __repr__(self) -> str:
+        return f"Event({self.line()!r})"
+
+
+def parse_line(line: str) -> Event | None:
+    """The event a line says, or None when it says none."""
+    parts = line.strip().split("`")
+    lead = parts[0].split()
+    if len(parts) not in (3, 5) or len(lead) < 3 or lead[0] != "-" or not _looks_like_time(lead[1]):
+        return None
+    words = lead[2:]
+    undo = words[0] == "undo"
+    if undo:
+        words = words[1:]
+    entry, newer = parts[1], ""
+    if words == [SUPERSEDED] and len(parts) == 5 and parts[2].strip() == "by":
+        newer = parts[3]
+        if not is_entry_path(newer) or newer == entry:
+            return None
+    elif words != [CONFIRMED] or len(parts) != 3:
+        return None
+    if not is_entry_path(entry):
+        return None
+    actor = parts[-1].strip()
+    actor = actor[1:-1].strip() if actor.startswith("(") and actor.endswith(")") else ""
+    return Event(lead[1], words[0], entry, newer, actor, undo)
+
+
+def _looks_like_time(text: str) -> bool:
+    """`YYYY-MM-DD…`: checked without `datetime` (the prompt hook's path)."""
+    return (len(text) >= 10 and text[4] == "-" and text[7] == "-"
+            and (text[:4] + text[5:7] + text[8:10]).isdigit())
+
+
+def is_entry_path(text: str) -> bool:
+    """`<slug>/bank/<file>.md`, nothing that could leave the tree."""
+    parts = text.split("/")
+    return (len(parts) == 3 and parts[1] == "bank" and parts[2].endswith(".md") and not parts[2].startswith(".")
+            and parts[0].strip(".-") != "" and parts[0] not in (".", "..")
+            and not any(c in text for c in "\\`\x00\n\r"))
+
+
+# --- reading ---------------------------------------------------------------------------------------------
+
+
+def read_events(locs: Locations, slugs) -> list[Event]:
+    """The events of these projects' files, each file's in its order; a project's file speaks only for
+    its own entries."""
+    events = []
+    for slug in dict.fromkeys(slugs):
+        text = _read(os.path.join(locs.memories_path, slug, TRUST_FILE))
+        if not text:
+            continue
+        own = slug + "/bank/"
+        for line in text.splitlines():
+            if line.startswith("- "):
+                event = parse_line(line)
+                if event is not None and event.entry.startswith(own):
+                    events.append(event)
+    return events
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_READ).decode("utf-8", "replace")
+    except OSError:  # almost always: no such file (one failed open, as cheap as a stat)
+        return ""
+
+
+def _in_force(events: list[Event]) -> dict[tuple[str, str, str], Event]:
+    """For each pair (and each confirmed entry), its last event, if that is not an undo."""
+    last: dict[tuple[str, str, str], Event] = {}
+    for event in events:
+        last.pop(event.key, None)  # re-inserted at the end: in force in the order last set
+        last[event.key] = event
+    return {key: event for key, event in last.items() if not event.undo}
+
+
+def superseded_paths(locs: Locations, slugs) -> set[str]:
+    """The entries of these projects that are superseded now: never pushed to a session."""
+    return {entry for kind, entry, _ in _in_force(read_events(locs, slugs)) if kind == SUPERSEDED}
+
+
+class TrustState:
+    """The trust state of the entries of some projects, at one moment.
+
+    `as_of`: that moment (None: now); an entry recorded after it was not known then, and the
+    callers that search leave it out (`recall.pull.recall`)."""
+
+    def __init__(self, events: list[Event], as_of: float | None = None) -> None:
+        from ..clock import parse_iso
+
+        self.as_of = as_of
+        self.superseded: dict[str, list[tuple[str, float, str]]] = {}  # old -> [(newer, when, actor)], latest last
+        self.confirmed: dict[str, tuple[float, str]] = {}  # entry -> (when, actor)
+        timed = [(parse_iso(e.time) or 0.0, e) for e in events]
+        kept = [e for when, e in timed if as_of is None or when <= as_of]
+        when_of = {id(e): when for when, e in timed}
+        for event in _in_force(kept).values():
+            when = when_of[id(event)]
+            if event.kind == SUPERSEDED:
+                self.superseded.setdefault(event.entry, []).append((event.newer, when, event.actor))
+            else:
+                self.confirmed[event.entry] = (when, event.actor)
+
+    def of(self, entry: str) -> str:
+        if entry in self.superseded:
+            return SUPERSEDED
+        return CONFIRMED if entry in self.confirmed else "current"
+
+    def superseded_by(self, entry: str) -> tuple[str, float, str] | None:
+        """(the entry that last superseded it, when, by whom), or None while it is not superseded."""
+        pairs = self.superseded.get(entry)
+        return pairs[-1] if pairs else None
+
+    def label(self, entry: str) -> str:
+        """`superseded by <entry> (<date>)`, `confirmed (<date>)`, or "" for a current entry."""
+        newer = self.superseded_by(entry)
+        if newer is not None:
+            return f"superseded by {newer[0]} ({_day(newer[1])})"
+        if entry in self.confirmed:
+            return f"confirmed ({_day(self.confirmed[entry][0])})"
+        return ""
+
+    def newer_chain(self, entry: str) -> set[str]:
+        """Every entry that supersedes `entry`, directly or through others (a cycle ends the walk)."""
+        seen: set[str] = set()
+        todo = [entry]
+        while todo:
+            for newer, _, _ in self.superseded.get(todo.pop(), ()):
+                if newer not in seen:
+                    seen.add(newer)
+                    todo.append(newer)
+        return seen
+
+
+def _day(seconds: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d", time.gmtime(seconds)) if seconds else "undated"
+
+
+def state(locs: Locations, slugs, *, as_of: float | None = None) -> TrustState:
+    """The trust state of these projects' entries now, or as it stood at `as_of`."""
+    return TrustState(read_events(locs, slugs), as_of)
+
+
+def as_of_time(text: str) -> float:
+    """`--as-of`: `2026-08-28` (to the end of that day, UTC) or an ISO time; ValueError otherwise."""
+    from ..clock import parse_iso
+
+    value = text.strip()
+    day = len(value) == 10
+    seconds = parse_iso(value + "T23:59:59.999Z" if day else value)
+    if seconds is None:
+        raise ValueError(f"not a date: {text!r} (use YYYY-MM-DD or an ISO time)")
+    return seconds
+
+
+# --- writing ---------------------------------------------------------------------------------------------
+
+
+def append(locs: Locations, event: Event) -> str:
+    """Add `event` at the end of its entry's project's TRUST.md (made with its header if missing); the
+    file's path. One `write` on an O_APPEND descriptor: two writers never interleave a line."""
+    if parse_line(event.line()) is None or any(c in event.actor for c in "()`\n\r"):
+        raise ValueError(f"not an event that reads back: {event!r}")
+    folder = os.path.join(locs.memories_path, event.entry.split("/", 1)[0])
+    path = os.path.join(folder, TRUST_FILE)
+    os.makedirs(folder, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(HEADER)
+    data = event.line() + "\n"
+    if not _ends_with_newline(path):  # a hand edit left the last line open
+        data = "\n" + data
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, data.encode("utf-8"))
+    finally:
+        os.close(fd)
+    return path
+
+
+def _ends_with_newline(path: str) -> bool:
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return True
+        f.seek(size - 1)
+        return f.read(1) == b"\n"
