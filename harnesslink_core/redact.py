@@ -427,19 +427,26 @@ _CHUNK = 1 << 16
 _AUTOMATA: dict[tuple[str, ...], Any] = {}
 
 
+_AHOCORASICK: Any = None  # the `ahocorasick_rs` module once looked for; False when it is not installed
+
+
 def _automaton(strings: tuple[str, ...], dfa: bool = False) -> Any:
     """An Aho-Corasick automaton over `strings` (None without the `ahocorasick_rs` package); `dfa`: one that
     takes ~1 ms more to build and scans a megabyte in about half the time."""
+    global _AHOCORASICK
     got = _AUTOMATA.get(strings)
     if got is None:
-        try:
-            import ahocorasick_rs
-        except ImportError:
+        if _AHOCORASICK is None:
+            try:
+                import ahocorasick_rs as _AHOCORASICK  # type: ignore[no-redef]
+            except ImportError:  # looked for once: a failed import costs more than what it would save
+                _AHOCORASICK = False
+        if _AHOCORASICK is False:
             return None
         if len(_AUTOMATA) > 64:
             _AUTOMATA.clear()
-        kind = ahocorasick_rs.Implementation.DFA if dfa else None
-        got = _AUTOMATA[strings] = ahocorasick_rs.AhoCorasick(strings, implementation=kind)
+        kind = _AHOCORASICK.Implementation.DFA if dfa else None
+        got = _AUTOMATA[strings] = _AHOCORASICK.AhoCorasick(strings, implementation=kind)
     return got
 
 
