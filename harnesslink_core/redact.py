@@ -404,18 +404,26 @@ def _reach(seq: Any) -> int:
     return total
 
 
-_DENSE = 8192  # a string at more places than this: one scan of the rule costs less than a call per place
+# Past this many places of its strings, a rule is scanned whole rather than tried at each place. Most rules
+# start with a look-behind (a boundary), so a scan tries them at every position (~50 ns each); a `match` at a
+# place costs ~0.4 us: past one place in 16 characters, the scan. A search around each place costs more.
+_DENSE_NEAR = 8192
+
+
+def _dense(low: str) -> int:
+    return max(_DENSE_NEAR, len(low) // 16)
 
 
 def _places(start: str, low: str, seen: dict[str, list[int] | None]) -> list[int] | None:
-    """Where `start` is in `low` (None: more than _DENSE places); `seen` keeps them for the other rules."""
+    """Where `start` is in `low` (None: more than `_dense` places); `seen` keeps them for the other rules."""
     if start in seen:
         return seen[start]
     got: list[int] | None = []
+    dense = _dense(low)
     i = low.find(start)
     while i >= 0:
         got.append(i)  # type: ignore[union-attr]
-        if len(got) > _DENSE:  # type: ignore[arg-type]
+        if len(got) > dense:  # type: ignore[arg-type]
             got = None
             break
         i = low.find(start, i + 1)
@@ -453,8 +461,8 @@ def _automaton(strings: tuple[str, ...], dfa: bool = False) -> Any:
 def _find_all(strings: list[str], low: str, seen: dict[str, list[int] | None]) -> None:
     """`_places` of each of `strings` into `seen`, in one pass over `low` for many of them: a `find` costs
     ~0.5 ms per MB, and ~200 vendored rules each have a start or two. The pass goes a chunk at a time, and a
-    string past _DENSE places leaves the automaton (its places are None), so a dense text costs no more than
-    _DENSE places per string."""
+    string past `_dense` places leaves the automaton (its places are None), so a dense text costs no more than
+    that many places per string."""
     todo = [s for s in dict.fromkeys(strings) if s not in seen]
     ac = _automaton(tuple(todo), dfa=True) if len(todo) > 8 else None
     if ac is None:
@@ -463,12 +471,23 @@ def _find_all(strings: list[str], low: str, seen: dict[str, list[int] | None]) -
         return
     found: list[list[int]] = [[] for _ in todo]
     live = list(range(len(todo)))
+    most = _dense(low)
     overlap = max(map(len, todo)) - 1
     for c0 in range(0, len(low), _CHUNK):
-        for k, at, _ in ac.find_matches_as_indexes(low[c0:c0 + _CHUNK + overlap], overlapping=True):
+        got = ac.find_matches_as_indexes(low[c0:c0 + _CHUNK + overlap], overlapping=True)
+        dense = []
+        if len(got) > _DENSE_NEAR:  # counted first, so the places of a string that turns dense here are not kept
+            from collections import Counter
+            from operator import itemgetter
+
+            dense = [live[k] for k, n in Counter(map(itemgetter(0), got)).items() if len(found[live[k]]) + n > most]
+            if dense:
+                gone = {live.index(i) for i in dense}
+                got = [m for m in got if m[0] not in gone]
+        for k, at, _ in got:
             if at < _CHUNK:  # one starting in the overlap is the next chunk's
                 found[live[k]].append(c0 + at)
-        dense = [i for i in live if len(found[i]) > _DENSE]
+        dense += [i for i in live if len(found[i]) > most and i not in dense]
         if dense:
             for i in dense:
                 seen[todo[i]] = None
@@ -486,6 +505,7 @@ def _moved(seen: dict[str, list[int] | None], edits: list[tuple[int, int, int]],
     `low`: a place the edits left alone moves by what came before it, one they touched goes, and the text
     around each edit is searched again (for a string the edits made or joined)."""
     out: dict[str, list[int] | None] = {}
+    most = _dense(low)
     for start, places in seen.items():
         if places is None:
             continue  # dense: found again if a rule still needs it
@@ -506,7 +526,7 @@ def _moved(seen: dict[str, list[int] | None], edits: list[tuple[int, int, int]],
                 kept.add(i)
                 i = low.find(start, i + 1, hi)
             delta += n - (b - a)
-        out[start] = sorted(kept) if len(kept) <= _DENSE else None
+        out[start] = sorted(kept) if len(kept) <= most else None
     return out
 
 
@@ -519,9 +539,13 @@ def _windowed(rule: Rule, text: str, low: str, seen: dict[str, list[int] | None]
     found: list[int] = []
     for start in strings:
         got = _places(start, low, seen)
-        if got is None:  # dense: one scan costs less than a call per place
-            return _replace(rule, text, edits) if any(kw in low for kw in rule.keywords) else text
+        if got is None:
+            break
         found += got
+    else:
+        got = found if not lead or len(found) <= _DENSE_NEAR else None
+    if got is None:  # dense: one scan costs less than a call per place
+        return _replace(rule, text, edits) if any(kw in low for kw in rule.keywords) else text
     if not found:
         return text
     found.sort()
@@ -706,7 +730,6 @@ def _gated(rules: list[Rule], low: str) -> list[int]:
 
 
 PRIVATE = "[private]"
-_PRIVATE_OPEN = "<private"
 _PRIVATE_SPAN = re.compile(r"<private(?:\s[^<>]{0,1024})?>(?:(?!</private\s{0,16}>)[\s\S]){0,10000000}(?:</private\s{0,16}>)?",
                            re.I)
 
@@ -721,7 +744,7 @@ def hide_private(text: str) -> str:
 
     What `_PRIVATE_SPAN.sub(PRIVATE, text)` does, without its test for the closing tag at every character
     of the span (a span of the whole text, `"<private>" * n`, took 50 ms per MB)."""
-    if not text or _PRIVATE_OPEN not in text.lower():
+    if not text or "<" not in text:  # (no lower-cased copy: `İ` * n lowers at 40 ms per MB)
         return text
     out: list[str] = []
     pos = 0

@@ -171,6 +171,8 @@ HOSTILE.update({
 # Past ASCII (once every rule was scanned whole then: 0.3-0.6 s), and every keyword of every rule, among
 # random text (2.6-3.4 s then: each keyword's rule scanned whole).
 HOSTILE.update({
+    "dotted-I": _times("\u0130"), "kelvin": _times("\u212a"), "zero-width": _times("\u200b"), "hooks": _times("hooks.slack.com/"),
+    "fifteen-digits|": _times("1234567890123456|"), "emoji-words": "".join(_RANDOM.choices(string.ascii_letters + "\U0001f600 ", k=MB)),
     "random-printable-one-e-acute": HOSTILE["random-printable"][:-1] + "\u00e9",
     "random-unicode": "".join(_RANDOM.choices(string.ascii_letters + "\u00e4\u00df\u00e9\u65e5\u672c \n\u212a\u017f", k=MB)),
 })
