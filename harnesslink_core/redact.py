@@ -463,6 +463,10 @@ def _find_all(strings: list[str], low: str, seen: dict[str, list[int] | None]) -
     ~0.5 ms per MB, and ~200 vendored rules each have a start or two. The pass goes a chunk at a time, and a
     string past `_dense` places leaves the automaton (its places are None), so a dense text costs no more than
     that many places per string."""
+    most = _dense(low)
+    for start in dict.fromkeys(strings):
+        if len(start) == 1 and start not in seen and low.count(start) > most:
+            seen[start] = None  # a character: counted at memchr speed, not gathered to find it dense
     todo = [s for s in dict.fromkeys(strings) if s not in seen]
     ac = _automaton(tuple(todo), dfa=True) if len(todo) > 8 else None
     if ac is None:
@@ -471,7 +475,6 @@ def _find_all(strings: list[str], low: str, seen: dict[str, list[int] | None]) -
         return
     found: list[list[int]] = [[] for _ in todo]
     live = list(range(len(todo)))
-    most = _dense(low)
     overlap = max(map(len, todo)) - 1
     for c0 in range(0, len(low), _CHUNK):
         got = ac.find_matches_as_indexes(low[c0:c0 + _CHUNK + overlap], overlapping=True)
