@@ -420,6 +420,9 @@ def _places(start: str, low: str, seen: dict[str, list[int] | None]) -> list[int
         return seen[start]
     got: list[int] | None = []
     dense = _dense(low)
+    if low.count(start, 0, _CHUNK) * -(-len(low) // _CHUNK) > dense:  # as dense in the first chunk: dense
+        seen[start] = None
+        return None
     i = low.find(start)
     while i >= 0:
         got.append(i)  # type: ignore[union-attr]
@@ -479,11 +482,13 @@ def _find_all(strings: list[str], low: str, seen: dict[str, list[int] | None]) -
     for c0 in range(0, len(low), _CHUNK):
         got = ac.find_matches_as_indexes(low[c0:c0 + _CHUNK + overlap], overlapping=True)
         dense = []
-        if len(got) > _DENSE_NEAR:  # counted first, so the places of a string that turns dense here are not kept
+        if len(got) > _DENSE_NEAR:  # counted first, so the places of a string that turns dense are not gathered
             from collections import Counter
             from operator import itemgetter
 
-            dense = [live[k] for k, n in Counter(map(itemgetter(0), got)).items() if len(found[live[k]]) + n > most]
+            chunks = -(-len(low) // _CHUNK)  # a string this dense in one chunk is taken as dense in all
+            dense = [live[k] for k, n in Counter(map(itemgetter(0), got)).items()
+                     if len(found[live[k]]) + n > most or n * chunks > most]
             if dense:
                 gone = {live.index(i) for i in dense}
                 got = [m for m in got if m[0] not in gone]
