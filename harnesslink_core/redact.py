@@ -18,11 +18,12 @@ so a text costs time in proportion to its length (tests/test_redact.py holds 1 M
 A text longer than `_LONG` skips each rule it cannot hold by what every match needs (`Rule.needs`: an `@`
 for a URL password, an operator for an assignment; a boundary rule needs a non-word character, or runs at
 the start only), tries a rule only where one of its literal starts is (`Rule.starts`, `_windowed`), and
-looks for a rule's keywords only once it matches. One rule replaces at most `_MAX_REPLACED` secrets one
+looks for a rule's keywords only once it matches. The places of every rule's starts are found in one pass
+(an Aho-Corasick automaton, `_find_all`: a `find` per start cost ~0.5 ms per MB, ~220 of them) over a copy
+lower-cased character for character (`_folded`, so non-ASCII text takes this path too), and moved along by
+each replacement (`_moved`) rather than found again. One rule replaces at most `_MAX_REPLACED` secrets one
 by one; the rest of their region becomes one label (`_replace`). A rule with no literal start is windowed
-around a string each match holds near its start (`_KNOWN_INSIDE`, `_matches_near`). Still over 50 ms per
-MB: random base64, random printable text and dense code, where ~200 vendored rules each cost one `find`
-per start (~0.5 ms per MB each); one combined pass (a trie alternation in `re`) measured 45-65 ms alone.
+around a string each match holds near its start (`_KNOWN_INSIDE`, `_matches_near`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 # Where a token starts: not after a letter or digit, but after a JSON escape (`\n`) too.
 _B = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
+_B_AFTER_ONE = r"(?:(?<![A-Za-z0-9_][\s\S])|(?<=\\[nrt][\s\S]))"  # `_B`, written after the first character
 _TOK = r"[A-Za-z0-9_+/=.-]"
 
 # What may follow a secret word for it to end a name that is assigned: a closing quote (maybe
@@ -100,7 +102,8 @@ _EARLY: list[tuple[str, str, tuple[str, ...]]] = [
      ("accountkey=", "sharedaccesskey=")),
 ]
 _LATE: list[tuple[str, str, tuple[str, ...]]] = [
-    ("bearer-token", _B + r"(?i:bearer)[ \t]{1,8}(?=[A-Za-z]{0,4096}+[0-9._~+/=-])(?P<v>[A-Za-z0-9._~+/=-]{12,4096}+)",
+    # `_B` one character later, so a scan skips to each B (`re` cannot skip to a look-behind or a (?i) letter)
+    ("bearer-token", r"[Bb]" + _B_AFTER_ONE + r"(?i:earer)[ \t]{1,8}(?=[A-Za-z]{0,4096}+[0-9._~+/=-])(?P<v>[A-Za-z0-9._~+/=-]{12,4096}+)",
      ("bearer",)),
     ("basic-auth", r"(?i:authorization)[ \t]{0,8}(?:\\{0,3}[\"'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\{0,3}[\"'])?[ \t]{0,8}"
                    r"(?i:basic)[ \t]{1,8}(?P<v>[A-Za-z0-9+/]{4,4096}+={0,2})", ("basic",)),
@@ -207,10 +210,11 @@ _BY_KIND: dict[str, Rule] = {}
 _GLOBAL_ALLOW: tuple[list[re.Pattern[str]], list[str]] = ([], [])
 _KEYWORDS: list[tuple[str, list[int]]] = []  # keyword -> indexes of the rules it gates
 _KEYWORD_CHARS: list[frozenset[str]] = []
+_KEYWORD_STRINGS: tuple[str, ...] = ()  # the keywords of _KEYWORDS, in its order
 
 
 def _load() -> list[Rule]:
-    global _RULES, _GLOBAL_ALLOW, _KEYWORDS, _KEYWORD_CHARS
+    global _RULES, _GLOBAL_ALLOW, _KEYWORDS, _KEYWORD_CHARS, _KEYWORD_STRINGS
     if _RULES is not None:
         return _RULES
     import json
@@ -234,6 +238,7 @@ def _load() -> list[Rule]:
             index.setdefault(kw, []).append(i)
     _KEYWORDS = sorted(index.items())
     _KEYWORD_CHARS = [frozenset(kw) for kw, _ in _KEYWORDS]
+    _KEYWORD_STRINGS = tuple(kw for kw, _ in _KEYWORDS)
     _RULES = rules
     return rules
 
@@ -318,30 +323,49 @@ def _needs(source: str) -> tuple[tuple[frozenset[str], bool], ...]:
 
 
 def _prefixes(seq: Any) -> tuple[list[str], bool] | None:
-    """The literal strings (lower-cased) a parsed sequence starts with, and whether they are all of it."""
+    """The literal strings (lower-cased) a parsed sequence starts with, and whether they are all of it; at
+    most 16 (past that, the shorter ones so far)."""
     from re import _constants as C  # type: ignore[attr-defined]
 
     out = [""]
     for op, av in seq:
         if op in (C.AT, C.ASSERT, C.ASSERT_NOT):
             continue  # takes no characters
+        whole = True
         if op is C.LITERAL:
             more = [chr(av).lower()]
         elif op is C.IN and all(o is C.LITERAL for o, _ in av) and len(av) <= 6:
             more = sorted({chr(a).lower() for _, a in av})
-        elif op in (C.SUBPATTERN, C.BRANCH):
-            alts = [av[3]] if op is C.SUBPATTERN else av[1]
+        elif op in (C.SUBPATTERN, C.BRANCH, C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+            if op is C.SUBPATTERN:
+                alts = [av[3]]
+            elif op is C.BRANCH:
+                alts = av[1]
+            else:
+                low, high, sub = av
+                if low == 0 and high != 1:
+                    return out, False
+                alts = [sub]
             got = [_prefixes(a) for a in alts]
             if None in got:
-                return None
-            more = [p for g in got for p in g[0]]  # type: ignore[index]
-            if not all(g[1] for g in got):  # type: ignore[index]
-                return [a + b for a in out for b in more], False
+                return None if out == [""] else (out, False)
+            more = list(dict.fromkeys(p for g in got for p in g[0]))  # type: ignore[index]
+            whole = all(g[1] for g in got)  # type: ignore[index]
+            if op not in (C.SUBPATTERN, C.BRANCH):
+                if av[0] == 0:  # `?`: with it or without
+                    if not whole:
+                        return out, False
+                    more = ["", *more]
+                elif av[1] != 1:
+                    whole = False  # more of it may follow
         else:
             return out, False
-        out = [a + b for a in out for b in more]
-        if len(out) > 16:
-            return None
+        grown = list(dict.fromkeys(a + b for a in out for b in more))
+        if len(grown) > 16:
+            return out, False
+        out = grown
+        if not whole:
+            return out, False
     return out, True
 
 
@@ -349,7 +373,8 @@ def _starts(source: str) -> tuple[str, ...] | None:
     from re import _parser  # type: ignore[attr-defined]
 
     got = _prefixes(_parser.parse(source))
-    if got is None or min(map(len, got[0])) < 2:
+    # one character is too common to look for, unless it is past ASCII (a zero-width space)
+    if got is None or any(len(p) < 2 and p.isascii() for p in got[0]):
         return None
     keep = sorted(set(got[0]), key=len)
     return tuple(p for i, p in enumerate(keep) if not any(p.startswith(q) for q in keep[:i]))
@@ -379,15 +404,29 @@ def _reach(seq: Any) -> int:
     return total
 
 
+# Past this many places of its strings, a rule is scanned whole rather than tried at each place. Most rules
+# start with a look-behind (a boundary), so a scan tries them at every position (~50 ns each); a `match` at a
+# place costs ~0.4 us: past one place in 16 characters, the scan. A search around each place costs more.
+_DENSE_NEAR = 8192
+
+
+def _dense(low: str) -> int:
+    return max(_DENSE_NEAR, len(low) // 16)
+
+
 def _places(start: str, low: str, seen: dict[str, list[int] | None]) -> list[int] | None:
-    """Where `start` is in `low` (None: more than 4096 places); `seen` keeps them for the other rules."""
+    """Where `start` is in `low` (None: more than `_dense` places); `seen` keeps them for the other rules."""
     if start in seen:
         return seen[start]
     got: list[int] | None = []
+    dense = _dense(low)
+    if low.count(start, 0, _CHUNK) * -(-len(low) // _CHUNK) > dense:  # as dense in the first chunk: dense
+        seen[start] = None
+        return None
     i = low.find(start)
     while i >= 0:
         got.append(i)  # type: ignore[union-attr]
-        if len(got) > 4096:  # type: ignore[arg-type]
+        if len(got) > dense:  # type: ignore[arg-type]
             got = None
             break
         i = low.find(start, i + 1)
@@ -395,17 +434,126 @@ def _places(start: str, low: str, seen: dict[str, list[int] | None]) -> list[int
     return got
 
 
-def _windowed(rule: Rule, text: str, low: str, seen: dict[str, list[int] | None]) -> str:
-    """`_replace`, for a long ASCII text, with `rule` tried only where one of its `starts` is (every match
-    starts there, so this finds what a scan finds), or searched only from `lead` before each of its `inside`
-    strings; its keywords looked for only once it matches."""
+_CHUNK = 1 << 16
+_AUTOMATA: dict[tuple[str, ...], Any] = {}
+
+
+_AHOCORASICK: Any = None  # the `ahocorasick_rs` module once looked for; False when it is not installed
+
+
+def _automaton(strings: tuple[str, ...], dfa: bool = False) -> Any:
+    """An Aho-Corasick automaton over `strings` (None without the `ahocorasick_rs` package); `dfa`: one that
+    takes ~1 ms more to build and scans a megabyte in about half the time."""
+    global _AHOCORASICK
+    got = _AUTOMATA.get(strings)
+    if got is None:
+        if _AHOCORASICK is None:
+            try:
+                import ahocorasick_rs as _AHOCORASICK  # type: ignore[no-redef]
+            except ImportError:  # looked for once: a failed import costs more than what it would save
+                _AHOCORASICK = False
+        if _AHOCORASICK is False:
+            return None
+        if len(_AUTOMATA) > 64:
+            _AUTOMATA.clear()
+        kind = _AHOCORASICK.Implementation.DFA if dfa else None
+        got = _AUTOMATA[strings] = _AHOCORASICK.AhoCorasick(strings, implementation=kind)
+    return got
+
+
+def _find_all(strings: list[str], low: str, seen: dict[str, list[int] | None]) -> None:
+    """`_places` of each of `strings` into `seen`, in one pass over `low` for many of them: a `find` costs
+    ~0.5 ms per MB, and ~200 vendored rules each have a start or two. The pass goes a chunk at a time, and a
+    string past `_dense` places leaves the automaton (its places are None), so a dense text costs no more than
+    that many places per string."""
+    most = _dense(low)
+    for start in dict.fromkeys(strings):
+        if len(start) == 1 and start not in seen and low.count(start) > most:
+            seen[start] = None  # a character: counted at memchr speed, not gathered to find it dense
+    todo = [s for s in dict.fromkeys(strings) if s not in seen]
+    ac = _automaton(tuple(todo), dfa=True) if len(todo) > 8 else None
+    if ac is None:
+        for start in todo:
+            _places(start, low, seen)
+        return
+    found: list[list[int]] = [[] for _ in todo]
+    live = list(range(len(todo)))
+    overlap = max(map(len, todo)) - 1
+    for c0 in range(0, len(low), _CHUNK):
+        got = ac.find_matches_as_indexes(low[c0:c0 + _CHUNK + overlap], overlapping=True)
+        dense = []
+        if len(got) > _DENSE_NEAR:  # counted first, so the places of a string that turns dense are not gathered
+            from collections import Counter
+            from operator import itemgetter
+
+            chunks = -(-len(low) // _CHUNK)  # a string this dense in one chunk is taken as dense in all
+            dense = [live[k] for k, n in Counter(map(itemgetter(0), got)).items()
+                     if len(found[live[k]]) + n > most or n * chunks > most]
+            if dense:
+                gone = {live.index(i) for i in dense}
+                got = [m for m in got if m[0] not in gone]
+        for k, at, _ in got:
+            if at < _CHUNK:  # one starting in the overlap is the next chunk's
+                found[live[k]].append(c0 + at)
+        dense += [i for i in live if len(found[i]) > most and i not in dense]
+        if dense:
+            for i in dense:
+                seen[todo[i]] = None
+            live = [i for i in live if i not in dense]
+            if not live:
+                return
+            ac = _automaton(tuple(todo[i] for i in live), dfa=True)
+    for i in live:
+        seen[todo[i]] = found[i]
+
+
+def _moved(seen: dict[str, list[int] | None], edits: list[tuple[int, int, int]],
+           low: str) -> dict[str, list[int] | None]:
+    """`seen` for the text `edits` (sorted (start, end, new length) of the old text) made, whose folded copy is
+    `low`: a place the edits left alone moves by what came before it, one they touched goes, and the text
+    around each edit is searched again (for a string the edits made or joined)."""
+    out: dict[str, list[int] | None] = {}
+    most = _dense(low)
+    for start, places in seen.items():
+        if places is None:
+            continue  # dense: found again if a rule still needs it
+        size = len(start)
+        kept: set[int] = set()
+        j = delta = 0
+        for p in places:
+            while j < len(edits) and edits[j][1] <= p:
+                delta += edits[j][2] - (edits[j][1] - edits[j][0])
+                j += 1
+            if j == len(edits) or p + size <= edits[j][0]:
+                kept.add(p + delta)
+        delta = 0
+        for a, b, n in edits:
+            lo, hi = a + delta - size + 1, a + delta + n + size - 1
+            i = low.find(start, max(lo, 0), hi)
+            while i >= 0:
+                kept.add(i)
+                i = low.find(start, i + 1, hi)
+            delta += n - (b - a)
+        out[start] = sorted(kept) if len(kept) <= most else None
+    return out
+
+
+def _windowed(rule: Rule, text: str, low: str, seen: dict[str, list[int] | None],
+              edits: list[tuple[int, int, int]]) -> str:
+    """`_replace`, for a long text, with `rule` tried only where one of its `starts` is (every match starts
+    there, so this finds what a scan finds), or searched only from `lead` before each of its `inside`
+    strings; its keywords looked for only once it matches. `edits` as `_replace` fills it."""
     strings, lead, reach = rule.inside  # type: ignore[misc]
     found: list[int] = []
     for start in strings:
         got = _places(start, low, seen)
-        if got is None:  # dense: one scan costs less than a call per place
-            return _replace(rule, text) if any(kw in low for kw in rule.keywords) else text
+        if got is None:
+            break
         found += got
+    else:
+        got = found if not lead or len(found) <= _DENSE_NEAR else None
+    if got is None:  # dense: one scan costs less than a call per place
+        return _replace(rule, text, edits) if any(kw in low for kw in rule.keywords) else text
     if not found:
         return text
     found.sort()
@@ -420,9 +568,11 @@ def _windowed(rule: Rule, text: str, low: str, seen: dict[str, list[int] | None]
         out += (text[last:i], new)
         last = m.end()
         if new != m.group(0):
+            edits.append((i, last, len(new)))
             done += 1
             if done >= _MAX_REPLACED:
-                return _replace(rule, text)  # that many: as a scan does, with its region
+                edits.clear()
+                return _replace(rule, text, edits)  # that many: as a scan does, with its region
     if not out:
         return text
     out.append(text[last:])
@@ -540,8 +690,8 @@ def _sub(kind: str, match: re.Match[str]) -> str:
 
 
 _OURS = frozenset(s for _, s, _ in _EARLY + _LATE)
-# Starts `_prefixes` cannot read: every secret-assignment match starts with its secret word (`w`), and in an
-# ASCII text (the only kind `_windowed` sees) that word lower-cased starts with one of these.
+# Starts `_prefixes` cannot read: every secret-assignment match starts with its secret word (`w`), and in
+# `_folded` text that word starts with one of these.
 _KNOWN_STARTS = {_LATE[-1][1]: ("pass", "pwd", "token", "secret", "credential", "key", "auth")}
 # Strings one of which every match holds at most `lead` characters after its start (by the expression, read
 # by hand; keyed by the exact source, so a changed rule falls back to a scan): `_windowed` searches only the
@@ -550,13 +700,31 @@ _KNOWN_INSIDE: dict[str, tuple[tuple[str, ...], int]] = {
     _LATE[5][1]: (("://",), 32),  # url-password: a scheme of 1 to 32 characters, then `://`
     # azure-ad-client-secret: one boundary character (or none), 3 characters and a digit, then `Q~`
     r"""(?:^|[\\'"\x60\s>=:(,)])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:$|[\\'"\x60\s<),])""": (("q~",), 5),
+    # facebook-access-token: 15 or 16 digits, then `|` or `%`
+    r"""(?i)(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(\d{15,16}(\||%)[0-9a-z\-_]{27,40})(?:[\x60'"\s;]|\\[nr]|$)""":
+        (("|", "%"), 16),
+    # maxmind-license-key: 6 letters or digits, `_`, 29 more, then `_mmk`
+    r"""(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))([A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?:[\x60'"\s;]|\\[nr]|$)""":
+        (("_mmk",), 36),
 }
 OWN_KINDS = tuple(dict.fromkeys(kind for kind, _, _ in _EARLY + _LATE if kind != "zero-width"))  # our rules' labels
 
 
+_GATED_ALONE = 64  # texts gated one keyword at a time before the automaton is worth its import and build
+_gate_calls = 0
+
+
 def _gated(rules: list[Rule], low: str) -> list[int]:
-    """Indexes of the rules whose keywords occur in `low` (a lower-cased text), in rule order."""
-    found: set[int] = set()
+    """Indexes of the rules whose keywords occur in `low` (a lower-cased text), in rule order. One pass of an
+    automaton over the ~250 keywords (~1.5 us for a line) instead of an `in` each (~20 us), once a process
+    has gated enough texts to pay for loading it (~1 ms; a hook redacts a few dozen)."""
+    global _gate_calls
+    _gate_calls += 1
+    ac = _automaton(_KEYWORD_STRINGS) if _gate_calls > _GATED_ALONE else None
+    if ac is not None:
+        found = {i for k, _, _ in ac.find_matches_as_indexes(low, overlapping=True) for i in _KEYWORDS[k][1]}
+        return sorted(found)
+    found = set()
     if len(low) > 4096:
         chars = set(low)
         for (kw, idx), kc in zip(_KEYWORDS, _KEYWORD_CHARS):
@@ -570,7 +738,6 @@ def _gated(rules: list[Rule], low: str) -> list[int]:
 
 
 PRIVATE = "[private]"
-_PRIVATE_OPEN = "<private"
 _PRIVATE_SPAN = re.compile(r"<private(?:\s[^<>]{0,1024})?>(?:(?!</private\s{0,16}>)[\s\S]){0,10000000}(?:</private\s{0,16}>)?",
                            re.I)
 
@@ -585,7 +752,7 @@ def hide_private(text: str) -> str:
 
     What `_PRIVATE_SPAN.sub(PRIVATE, text)` does, without its test for the closing tag at every character
     of the span (a span of the whole text, `"<private>" * n`, took 50 ms per MB)."""
-    if not text or _PRIVATE_OPEN not in text.lower():
+    if not text or "<" not in text:  # (no lower-cased copy: `İ` * n lowers at 40 ms per MB)
         return text
     out: list[str] = []
     pos = 0
@@ -608,10 +775,12 @@ _LONG = 1 << 14
 _MAX_REPLACED = 1000
 
 
-def _replace(rule: Rule, text: str) -> str:
+def _replace(rule: Rule, text: str, edits: list[tuple[int, int, int]] | None = None) -> str:
     """`rule`'s matches in `text` replaced. After _MAX_REPLACED replacements, the rest of the region they are
     in (from the next match to the last keyword plus the rule's longest match) becomes one label: a text
-    with that many secrets of one kind is an attack or a dump, and a call per match would cost seconds."""
+    with that many secrets of one kind is an attack or a dump, and a call per match would cost seconds.
+    `edits`, when given, gets (start, end, length of what replaced it) for each change (the zero-width rule
+    records none)."""
     kind = rule.kind
     if kind == "zero-width":
         return rule.pattern.sub("", text)  # what _sub does, without a call per character
@@ -623,6 +792,8 @@ def _replace(rule: Rule, text: str) -> str:
         out += (text[last:m.start()], new)
         last = m.end()
         if new != m.group(0):
+            if edits is not None:
+                edits.append((m.start(), last, len(new)))
             done += 1
             if done == _MAX_REPLACED and (m := next(matches, None)) is not None:
                 # No match ends further than the rule's longest match past its keyword; the text after
@@ -633,6 +804,8 @@ def _replace(rule: Rule, text: str) -> str:
                     last_kw = max(low.rfind(kw) for kw in rule.keywords)
                     end = max(m.end(), min(end, last_kw + rule.width))
                 out += (text[last:m.start()], f"[redacted:{kind}]")
+                if edits is not None:
+                    edits.append((m.start(), end, len(out[-1])))
                 last = end
                 matches = rule.pattern.finditer(text, end)
     if not out:
@@ -641,7 +814,7 @@ def _replace(rule: Rule, text: str) -> str:
     return "".join(out)
 
 
-def _runnable(rules: list[Rule], text: str, low: str, windows: bool) -> list[tuple[int, bool]]:
+def _runnable(rules: list[Rule], text: str, low: str) -> list[tuple[int, bool]]:
     """For a long text: (index, only at the start) of each rule whose needs the text meets and one of
     whose keywords it holds, in rule order."""
     present = {c for c in _alphabet() if c in low}
@@ -657,7 +830,7 @@ def _runnable(rules: list[Rule], text: str, low: str, windows: bool) -> list[tup
                     break
                 at_start = True
         else:
-            if windows and rule.inside is not None and not at_start:
+            if rule.inside is not None and not at_start:
                 out.append((i, False))  # its keywords are looked for once it matches (`_windowed`)
                 continue
             for kw in rule.keywords:
@@ -680,30 +853,28 @@ def _alphabet() -> frozenset[str]:
     return _ALPHABET
 
 
+def _folded(text: str) -> str:
+    """`text` lower-cased, character for character (so a place in it is the same place in `text`), with the
+    characters `re`'s (?i) matches to an ASCII letter made that letter: İ ı -> i, ſ -> s (K lowers to k)."""
+    if text.isascii():
+        return text.lower()
+    if "\u0130" in text:  # the one character whose lower case is two
+        text = text.replace("\u0130", "i")
+    low = text.lower()
+    for odd, plain in (("\u0131", "i"), ("\u017f", "s")):
+        if odd in low:
+            low = low.replace(odd, plain)
+    return low
+
+
 def redact(text: str) -> str:
     text = hide_private(text)
     if not text:
         return text
     rules = _RULES or _load()
-    low = text.lower()
     if len(text) > _LONG:
-        windows = text.isascii()  # so `low` lines up with `text`, and (?i) letters are ASCII ones
-        seen: dict[str, list[int] | None] = {}
-        for i, at_start in _runnable(rules, text, low, windows):
-            rule = rules[i]
-            if windows and not at_start and rule.inside is not None:
-                new = _windowed(rule, text, low, seen)
-            elif not any(kw in low for kw in rule.keywords):
-                continue  # an earlier rule took the keyword away
-            elif at_start:  # no match can start anywhere else
-                m = rule.pattern.match(text)
-                new = text if m is None else _sub(rule.kind, m) + text[m.end():]
-            else:
-                new = _replace(rule, text)
-            if new != text:
-                text, low = new, new.lower()
-                seen.clear()
-        return text
+        return _redact_long(rules, text)
+    low = text.lower()
     for i in _gated(rules, low):
         rule = rules[i]
         if not any(kw in low for kw in rule.keywords):
@@ -711,6 +882,34 @@ def redact(text: str) -> str:
         new = _replace(rule, text)
         if new != text:
             text, low = new, new.lower()
+    return text
+
+
+def _redact_long(rules: list[Rule], text: str) -> str:
+    low = _folded(text)
+    seen: dict[str, list[int] | None] = {}
+    todo = _runnable(rules, text, low)
+    windowed = [i for i, at_start in todo if not at_start and rules[i].inside is not None]
+    for i, at_start in todo:
+        rule = rules[i]
+        edits: list[tuple[int, int, int]] = []
+        if not at_start and rule.inside is not None:
+            if any(s not in seen for s in rule.inside[0]):  # the rest's starts too, in one pass
+                _find_all([s for k in windowed if k >= i for s in rules[k].inside[0]], low, seen)  # type: ignore[index]
+            new = _windowed(rule, text, low, seen, edits)
+        elif not any(kw in low for kw in rule.keywords):
+            continue  # an earlier rule took the keyword away
+        elif at_start:  # no match can start anywhere else
+            m = rule.pattern.match(text)
+            head = "" if m is None else _sub(rule.kind, m)
+            new = text if m is None else head + text[m.end():]
+            if m is not None:
+                edits.append((0, m.end(), len(head)))
+        else:
+            new = _replace(rule, text, edits)
+        if new != text:
+            text, low = new, _folded(new)
+            seen = _moved(seen, edits, low) if edits and len(edits) <= 256 else {}
     return text
 
 

@@ -163,17 +163,31 @@ HOSTILE.update({
     "random-base62": "".join(_RANDOM.choices(string.ascii_letters + string.digits, k=MB)),
     "random-hex": "".join(_RANDOM.choices("0123456789abcdef", k=MB)),
 })
-# Still over the bound (a scan per vendored rule's prefix or keyword: ~0.5 ms per MB each, ~200 of them).
-SLOW_HOSTILE = {
+HOSTILE.update({
     "random-base64": "".join(_RANDOM.choices(string.ascii_letters + string.digits + "+/=", k=MB)),
     "random-printable": "".join(_RANDOM.choices(string.printable, k=MB)),
     "random-code-lines": "\n".join(_RANDOM.choice(_CODE_LINES) for _ in range(MB // 30)),
-}
+})
+# Past ASCII (once every rule was scanned whole then: 0.3-0.6 s), and every keyword of every rule, among
+# random text (2.6-3.4 s then: each keyword's rule scanned whole).
+HOSTILE.update({
+    "dotted-I": _times("\u0130"), "kelvin": _times("\u212a"), "zero-width": _times("\u200b"),
+    "fifteen-digits|": _times("1234567890123456|"), "emoji-words": "".join(_RANDOM.choices(string.ascii_letters + "\U0001f600 ", k=MB)),
+    "random-printable-one-e-acute": HOSTILE["random-printable"][:-1] + "\u00e9",
+    "random-unicode": "".join(_RANDOM.choices(string.ascii_letters + "\u00e4\u00df\u00e9\u65e5\u672c \n\u212a\u017f", k=MB)),
+})
 
 
-def _best_of_3(text: str) -> float:
+def _keywords_among(base: str, every: int) -> str:
+    keywords = sorted({kw for rule in module._load() for kw in rule.keywords})
+    pick = random.Random(7)
+    return "".join(base[i:i + every] + pick.choice(keywords) for i in range(0, len(base), every))[:len(base)]
+
+
+def _best_of_5(text: str) -> float:
+    """The fastest of five runs: the bound is the code's, not the machine's other load."""
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         t = time.perf_counter()
         redact(text)
         best = min(best, time.perf_counter() - t)
@@ -184,15 +198,59 @@ def _best_of_3(text: str) -> float:
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_megabyte_is_linear(name: str) -> None:
     redact("warm up: password=abc ghp_x")
-    assert _best_of_3(HOSTILE[name]) <= 0.05
+    assert _best_of_5(HOSTILE[name]) <= 0.05
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="over 50 ms: every vendored rule that may match costs a scan", strict=False)
-@pytest.mark.parametrize("name", sorted(SLOW_HOSTILE))
-def test_hostile_megabyte_still_over_budget(name: str) -> None:
-    redact("warm up: password=abc ghp_x")
-    assert _best_of_3(SLOW_HOSTILE[name]) <= 0.05
+def test_a_megabyte_of_every_keyword_among_random_text() -> None:
+    text = _keywords_among(HOSTILE["random-printable"], 200)
+    redact(text)
+    assert _best_of_5(text) <= 0.2  # was 3.4 s; each keyword's rule does run here, a scan each where dense
+
+
+# Long texts take the long path (each rule tried only where its starts are, the places found for all rules in
+# one pass and moved along by each replacement); the short path scans each rule whole. Both must agree.
+def _long_texts() -> list[str]:
+    pick = random.Random(11)
+    secrets = [text for text, _ in SECRETS.values()]
+    base = "".join(pick.choices(string.printable, k=40000))
+    out = []
+    for n, every in enumerate((300, 1000, 5000)):
+        parts = [base[i:i + every] + " " + pick.choice(secrets) + " " for i in range(0, len(base), every)]
+        out.append("".join(parts))
+        out.append("".join(parts).replace("e", "\u00e9", 3).replace("k", "\u212a", 5 + n).replace("s", "\u017f", 9))
+    out.append(_keywords_among(base, 150))
+    out.append("\n".join(pick.choice(_CODE_LINES) for _ in range(3000)) + "\n" + " ".join(secrets))
+    return out
+
+
+def test_the_long_path_finds_what_a_whole_scan_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _long_texts()
+    assert all(len(t) > module._LONG for t in texts)
+    long = [redact(t) for t in texts]
+    monkeypatch.setattr(module, "_LONG", 1 << 30)
+    assert [redact(t) for t in texts] == long
+    assert ["[redacted:" in t for t in long] == [True] * 6 + [False, True]  # keywords alone are no secret
+
+
+def test_without_the_automaton_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The automaton (`ahocorasick_rs`) only finds faster what a `find` per string finds: long texts' starts,
+    and short texts' keywords."""
+    texts = _long_texts() + [place(text) for text, _ in SECRETS.values() for place in PLACES.values()] + LOOK_ALIKES
+    monkeypatch.setattr(module, "_GATED_ALONE", 0)
+    with_it = [redact(t) for t in texts]
+    monkeypatch.setattr(module, "_automaton", lambda strings, dfa=False: None)
+    assert [redact(t) for t in texts] == with_it
+
+
+def test_places_move_with_the_text_that_replacing_changed() -> None:
+    low = "ab ghp_x ab ab"
+    seen = {"ab": [0, 9, 12], "ghp_": [3]}
+    new = "ab [redacted:github-token] ab ab"  # (3, 8) became 23 characters
+    moved = module._moved(seen, [(3, 8, 23)], new.lower())
+    assert moved == {"ab": [0, 27, 30], "ghp_": []}
+    joined = module._moved({"ab": []}, [(1, 3, 0)], "ab")  # "axxb" lost its "xx": the cut makes an "ab"
+    assert joined == {"ab": [0]}
 
 
 def test_thousands_of_secrets_leave_none() -> None:
@@ -208,7 +266,7 @@ def test_thousands_of_secrets_leave_none() -> None:
 
 
 def test_what_used_to_take_35_seconds() -> None:
-    assert _best_of_3("a-" * 20000) <= 0.05
+    assert _best_of_5("a-" * 20000) <= 0.05
 
 
 def test_vendored_rules_load_without_network(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from ..store.ledger import FileRecord, Ledger
 
 DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
+# A drain's passes (backfill) take more each: every pass ends with each touched project's state files,
+# MAIN.md, summaries and index (~0.1 s for a few projects) and a pause; memory grows with what one holds.
+DRAIN_BUDGET = 64 * 1024 * 1024
 FIRST_WINDOW = 30 * 86400
 QUIET = 300.0  # a transcript quiet this long settles its answered last turn
 GIVE_UP = 7 * 86400.0  # a turn still waiting after this long is dropped
@@ -48,7 +51,7 @@ STOP_WAIT = 10.0  # a stop signal waits this long for the lock
 STOP_RETRIES = 20  # ... and re-reads a transcript that lags behind the hook this often
 STOP_RETRY_DELAY = 0.1
 COMMIT_WAIT = 10.0  # a pass that has read a batch waits this long to take the lock again and write it
-BATCH_TURNS = 64  # entries written (and synced together) under one hold of the lock
+BATCH_TURNS = 256  # entries written (and synced together) under one hold of the lock (~0.2 s for 256)
 LOCK_POLL = 0.05
 DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
 CWD_PEEK_BYTES = 256 * 1024  # how far into a transcript we look for its cwd before reading it
@@ -235,11 +238,12 @@ def widen_window(locs: Locations, days: float, harnesses: list[str] | None = Non
 
 
 def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 600.0,
-          progress: Callable[[PassReport, int], None] | None = None, max_passes: int = 100_000) -> PassReport:
+          progress: Callable[[PassReport, int], None] | None = None, max_passes: int = 100_000,
+          budget: int = DRAIN_BUDGET) -> PassReport:
     """Run passes until no backlog is left; the totals of all of them."""
     total = PassReport()
     for n in range(max_passes):
-        report = run_pass(locs, harnesses=harnesses, wait=wait)
+        report = run_pass(locs, harnesses=harnesses, wait=wait, budget=budget)
         if report.locked:
             total.locked = True
             break
@@ -733,7 +737,7 @@ class _Pass:
         """Write the reserved turns' entries, durably: (turn, entry, project) of each written, and those not.
 
         The new entries' bytes go to temporary files first and are synced together; each is then
-        linked into place (`bank.write`), and each folder synced once."""
+        linked into place (`bank.write`), and each folder synced once (the folders together)."""
         from ..store import bank
 
         written: list[tuple[Turn, Path, str]] = []
@@ -769,8 +773,7 @@ class _Pass:
             if len(listing) > names:  # placed now (not an entry an earlier, killed pass left)
                 self.placed[str(path)] = entry
             written.append((turn, path, slug))
-        for folder in {path.parent for _, path, _ in written}:
-            bank.fsync_dir(folder)
+        bank.fsync_dirs({path.parent for _, path, _ in written})
         return written, failed
 
     def _write_failed(self, turn: Turn, exc: OSError) -> None:
@@ -842,15 +845,28 @@ class _Pass:
         self._save_unfinished(unfinished, ahead["sessions"], set(ahead["projects"]))
         failed_sessions: list[list[str]] = []
         failed_projects: set[str] = set()
+        states: list[tuple[str, str, str, dict, bool]] = []  # (harness, session, cwd, state, changed)
         for (harness, session_id), (cwd, updates) in self.sessions.items():
             if not cwd or self._kept_out(cwd):
                 continue
             try:
                 old_cwd, old = self.ledger.session_state(harness, session_id)
                 new = state.apply(old, updates)
-                if new != old or old_cwd != cwd:
-                    with self.ledger.write():
+                states.append((harness, session_id, cwd, new, new != old or old_cwd != cwd))
+            except Exception as exc:  # noqa: BLE001
+                failed_sessions.append([harness, session_id, cwd])
+                self._error(f"state of {harness}:{session_id}: {exc!r}", harness, None, exc)
+        try:
+            with self.ledger.write():  # one transaction for all of them (a backfill has hundreds)
+                for harness, session_id, cwd, new, changed in states:
+                    if changed:
                         self.ledger.save_session_state(harness, session_id, cwd, new)
+        except Exception as exc:  # noqa: BLE001 - all retried next pass
+            failed_sessions += [[harness, session_id, cwd] for harness, session_id, cwd, _, _ in states]
+            self._error(f"session states: {exc!r}", None, None, exc)
+            states = []
+        for harness, session_id, cwd, new, _ in states:
+            try:
                 slug = bank.project_slug(cwd)
                 if state.write(self.locs.memories / slug, harness, session_id, cwd, new):
                     self.report.touched.add(slug)

@@ -274,10 +274,11 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
     may sync their folder once itself (`sync_folder=False`, then `fsync_dir`) and hand in the
     folder's names (`listing`, kept up to date here) instead of listing it for each entry, and
     may write and sync the temporary files of all of them first (`stage`, `sync_staged`), then
-    hand each in (`staged`): their syncs then overlap instead of following one another.
+    hand each in (`staged`): their syncs then overlap instead of following one another. A caller that
+    stages has looked for an entry of this turn (`find_entry`) before staging it, under the same lock.
     """
     try:
-        existing = find_entry(bank_dir, entry.file_iso, entry.turn_key, listing)
+        existing = None if staged is not None else find_entry(bank_dir, entry.file_iso, entry.turn_key, listing)
         if existing:
             return existing
         if staged is None:
@@ -321,7 +322,8 @@ def stage(bank_dir: Path, entry: Entry) -> Path:
     return tmp
 
 
-SYNC_THREADS = 16  # concurrent fsyncs share the file system's journal commits
+SYNC_THREADS = 16  # concurrent fsyncs share the file system's journal commits (creating files in threads
+# too measured slower: each journal commit then waits for more of them)
 
 
 def sync_staged(paths: list[Path]) -> list[OSError | None]:
@@ -343,6 +345,15 @@ def _sync(path: Path) -> OSError | None:
     except OSError as exc:
         path.unlink(missing_ok=True)
         return exc
+
+
+def fsync_dirs(folders: set[Path]) -> None:
+    """`fsync_dir` of each, several at a time."""
+    if len(folders) < 2:
+        for folder in folders:
+            fsync_dir(folder)
+        return
+    list(_pool().map(fsync_dir, folders))
 
 
 _POOL = None  # (pid, executor): one set of sync threads for all of a process's batches
