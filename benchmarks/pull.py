@@ -5,8 +5,9 @@ words alone, and of words and meaning fused (`recall/pull.py`).
 
 Development sets: the six `queries*.json` sets over the corpora `benchmarks/quality.py`
 builds at DIR, DIR-unseen, ... (`--tune` tries fusion settings on them). Blind, scored
-once at the very end with `--blind`: the seventh coding set (`queries_seventh.json`,
-planted with every earlier set's targets in DIR-seventh) and the long prose
+once at the very end with `--blind`: the eighth coding set (`queries_eighth.json`,
+planted with every earlier set's targets in DIR-eighth; the seventh was the first
+round's judge and is a development set now) and the long prose
 conversations (`conversations_prose.json`: 12 conversations, 170 turns, each banked as
 a turn of its own session in DIR-conversations; 70 questions asked days later).
 A query counts as found at k when any copy of its target (or any of its evidence turns)
@@ -30,7 +31,7 @@ from harnesslink_core.paths import locations
 from harnesslink_core.recall import index, pull
 from harnesslink_core.store.scope import scope_for
 
-SEVENTH = quality.SEVENTH
+EIGHTH = quality.EIGHTH
 CONVERSATIONS = Path(__file__).with_name("conversations_prose.json")
 DEV_SETS = (quality.QUERIES, quality.HELDOUT, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
             quality.SEVENTH)  # the seventh was scored once, blind (reports/2026-12-01-meaning.md): development now
@@ -147,7 +148,7 @@ def main(argv: list[str]) -> int:
     if args.tune:
         settings.update({f"plain{p}_m{m}_k{k}": (m, k, pull.MEANING_ALONE, p)
                          for p in (0.0, 0.5, 1.0, 2.0) for m in (0.5, 1.0, 1.5) for k in (5, 20)})
-    parser_sets = () if args.conversations_only else ((SEVENTH,) if args.blind else DEV_SETS)
+    parser_sets = () if args.conversations_only else ((EIGHTH,) if args.blind else DEV_SETS)
     results = coding_sets(args.home, parser_sets, settings)
     if args.blind or args.conversations_only:
         results.update(conversations(args.home, settings))

@@ -79,13 +79,15 @@ BLIND = Path(__file__).with_name("queries_blind.json")
 FINAL = Path(__file__).with_name("queries_final.json")
 SIXTH = Path(__file__).with_name("queries_sixth.json")
 SEVENTH = Path(__file__).with_name("queries_seventh.json")
+EIGHTH = Path(__file__).with_name("queries_eighth.json")
 QUERY_SETS = (QUERIES, HELDOUT)
 # Each corpus: the folder suffix of its HOME, the files whose targets are planted in it, the sets asked of it.
 CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,)),
            ("-blind", (QUERIES, UNSEEN, BLIND), (BLIND,)),
            ("-final", (QUERIES, UNSEEN, BLIND, FINAL), (FINAL,)),
            ("-sixth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH), (SIXTH,)),
-           ("-seventh", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH), (SEVENTH,)))
+           ("-seventh", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH), (SEVENTH,)),
+           ("-eighth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH), (EIGHTH,)))
 ALL_SETS = tuple(s for _, _, sets in CORPORA for s in sets)
 CUTOFF = 3
 

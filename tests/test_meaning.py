@@ -154,14 +154,23 @@ def test_a_removed_entry_takes_its_vector_with_it(tmp_path):
         conn.close()
 
 
-def test_a_pass_fills_vectors_of_what_it_banked(tmp_path):
-    locs = make_locs(tmp_path)
-    write_entry(locs, SHOP, title="Postgres errors: too many clients already",
-                result="The connection pool was exhausted; pool_size is now 20.")
-    index.refresh(locs)
+def test_a_pass_fills_vectors_of_what_it_banked_and_the_scan_finds_them(tmp_path):
+    locs = _indexed(tmp_path)
+    write_entry(locs, SHOP, title="Kubernetes pods evicted for ephemeral storage",
+                result="The node's disk filled with container logs; log rotation now keeps 50 MB per pod.",
+                ts="2026-08-30T10:00:00.000Z", session_id="k-1")
+    index.refresh(locs)  # what a hook's pass does: the new entry's code goes at the end of its project's pack
     conn = index.connect(locs)
     try:
         assert vectors.pending(conn) == 0
+        newest = conn.execute("SELECT max(id) FROM docs").fetchone()[0]
+        near = vectors.nearest(conn, meaning.load().vector("pods evicted, node disk full of container logs"),
+                               [project_slug(SHOP)])
+        assert near[0][0] == newest
+        ids = conn.execute("SELECT ids FROM meaning_packs WHERE project = ?", (project_slug(SHOP),)).fetchone()[0]
+        assert list(__import__("array").array("q", ids)) == sorted(
+            d for d, in conn.execute("SELECT doc_id FROM meaning m JOIN docs d ON d.id = m.doc_id WHERE d.project = ?",
+                                     (project_slug(SHOP),)))
     finally:
         conn.close()
 

@@ -295,7 +295,7 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None, written: Wri
     with open_index(locs) as conn:
         _refresh_vocabulary(conn)
         changed = sync(conn, locs, projects, written=written)
-        _fill_vectors(conn, limit=FILL_PER_REFRESH)
+        _fill_vectors(conn, limit=FILL_PER_REFRESH, newest=True)
         return changed
 
 
@@ -312,12 +312,12 @@ def fill_vectors(locs: Locations, *, progress=None) -> int:
         conn.close()
 
 
-def _fill_vectors(conn: sqlite3.Connection, *, limit: int | None = None, progress=None) -> int:
+def _fill_vectors(conn: sqlite3.Connection, *, limit: int | None = None, progress=None, newest: bool = False) -> int:
     """Vectors for the entries that have none; the index answers by words without them."""
     from . import vectors
 
     try:
-        return vectors.fill(conn, limit=limit, progress=progress)
+        return vectors.fill(conn, limit=limit, progress=progress, newest=newest)
     except sqlite3.OperationalError:  # busy: the next pass fills them
         return 0
 
