@@ -88,7 +88,7 @@ def use_line(entry: str, use: history.Use) -> str:
 
 def line(record: dict[str, str]) -> str:
     when = record["at"][:19].replace("T", " ")
-    text = f"{when}  {record['event']:<9}  {record['actor'] or '?':<18}  {record['entry'] or record['project']}"
+    text = f"{when}  {record['event']:<9}  {record['actor'] or '?':<20}  {record['entry'] or record['project']}"
     if record["session"]:
         text += f"  session {record['session']}"
     if record["detail"]:

@@ -3,7 +3,7 @@
 Public API (the CLI and the MCP server call only these):
 
     targets = forget.select(locs, ids=(), query=None, session=None, before=None, projects=None)
-    summary = forget.forget(locs, targets)
+    summary = forget.forget(locs, targets, actor="cli", why=forget.criteria(ids=..., query=...))
 
 - `select` finds the entries to forget; every given criterion must hold (AND):
   `ids`: entry paths (absolute, or `<slug>/bank/<file>.md`), file names or stems, entry ids
@@ -18,7 +18,8 @@ Public API (the CLI and the MCP server call only these):
   or injected), then removes the file, its search index row, its MAIN.md line, its line in the
   day's summary and its checkpoint in its session's state. It holds the pass lock meanwhile.
   Returns a Summary; a file it could not remove is in `Summary.failed` (its tombstone still keeps
-  it out of the index and the brief).
+  it out of the index and the brief). Each target is recorded in the history as forgotten, by whom
+  (`actor`) and why (`criteria`: what `select` was asked).
 - The tombstones are also appended to `<agent dir>/forgotten.jsonl`; a new ledger (a damaged one
   moved aside) takes them back from there. The ledger owns both (`ledger.tombstones`, the cheap
   read the index, the brief and the MAIN.md rebuild use to skip forgotten entries that came back).
