@@ -22,6 +22,7 @@ from harnesslink_core.banking import autobank
 from harnesslink_core.commands import status
 from harnesslink_core.paths import locations
 from harnesslink_core.store import history
+from harnesslink_core.store.scope import project_slug
 from memory_helpers import REPO, make_env, run_hook
 from tests.claude_builder import ClaudeSession
 from tests.harnesses.test_codex import Rollout, uuid7
@@ -255,6 +256,7 @@ APPENDER = """
 import sys
 from harnesslink_core.paths import locations
 from harnesslink_core.store import history
+from harnesslink_core.store.scope import project_slug
 locs = locations({"HOME": sys.argv[1], "HARNESSLINK_HOME": sys.argv[2]})
 for n in range(int(sys.argv[4])):
     history.append(locs, [history.event("given", "hook:" + sys.argv[3], entry=f"--p--/bank/{n}.md", session="s" + str(n)),
@@ -293,3 +295,28 @@ def test_history_survives_a_lost_ledger(tmp_path: Path) -> None:
     autobank.run_pass(locs)
     os.unlink(locs.ledger_path)
     assert [r["event"] for r in history.read(locs)] == ["banked"]
+
+
+def test_supersede_restore_and_confirm_are_listed_once_with_their_actors(tmp_path: Path, monkeypatch) -> None:
+    from memory_helpers import corpus_world, write_entry
+
+    env, locs = corpus_world(tmp_path)
+    monkeypatch.setenv("HARNESSLINK_HOME", env["HARNESSLINK_HOME"])
+    slug = project_slug(SHOP)
+    login = f"{slug}/bank/2026-08-20T09-12-00-000Z--the-login-test-fails-every-night-around-midnight.md"
+    newer = write_entry(locs, SHOP, title="Session cookie expiry now comes from the auth service",
+                        result="The auth service sets the cookie expiry now.", ts="2026-08-28T15:00:00.000Z")
+    newer_id = f"{slug}/bank/{newer.name}"
+    for argv in (["supersede", "--cwd", SHOP, "--", login, newer_id],
+                 ["supersede", "--cwd", SHOP, "--undo", "--", login, newer_id],
+                 ["confirm", "--cwd", SHOP, "--", newer_id]):
+        assert harnesslink(*argv)[0] == 0
+    answer = memory_tools.call("memory_bank", {"text": "Cookie expiry: the auth service owns it.", "supersedes": [login]},
+                               memory_tools.Session(locs, SHOP, "codex", "cx-1"))
+    learning = answer.split(" as ", 1)[1].split(".md", 1)[0] + ".md"
+    events = [(r["event"], r["actor"], r["entry"], r["detail"]) for r in history.read(locs)]
+    assert events == [("superseded", "cli", login, f"by {newer_id}"),
+                      ("restored", "cli", login, f"no longer superseded by {newer_id}"),
+                      ("confirmed", "cli", newer_id, ""),
+                      ("recorded", "mcp:codex", learning, "Cookie expiry: the auth service owns it."),
+                      ("superseded", "mcp:codex", login, f"by {learning}")]

@@ -17,6 +17,8 @@ WORDS = """events, newest first, one line each (kept in <agent dir>/history.json
   rewritten  an entry that follows its source (an Antigravity conversation) was written again
   recorded   an agent recorded a learning (memory_bank)
   forgotten  an entry was taken back (`harnesslink forget`, memory_forget), with the criteria that chose it
+  superseded a newer entry replaced it (`harnesslink supersede`, memory_bank's supersedes); restored: undone
+  confirmed  a person said it holds (`harnesslink confirm`); unconfirmed: taken back
   given      the prompt hook gave the entry to a session
   opened     that session then opened it: memory_get, or a read of its file (a Read tool, cat, sed ...)
 actors: autobank:<harness> (the pass), mcp:<harness> (an agent through the memory tools),
@@ -88,7 +90,7 @@ def use_line(entry: str, use: history.Use) -> str:
 
 def line(record: dict[str, str]) -> str:
     when = record["at"][:19].replace("T", " ")
-    text = f"{when}  {record['event']:<9}  {record['actor'] or '?':<20}  {record['entry'] or record['project']}"
+    text = f"{when}  {record['event']:<11}  {record['actor'] or '?':<20}  {record['entry'] or record['project']}"
     if record["session"]:
         text += f"  session {record['session']}"
     if record["detail"]:
