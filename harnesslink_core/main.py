@@ -34,6 +34,7 @@ VERBS = {
     "view": "view",
     "supersede": "trust",
     "confirm": "trust",
+    "history": "history",
 }
 
 

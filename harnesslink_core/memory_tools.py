@@ -362,6 +362,7 @@ def memory_bank(args: dict, session: Session) -> str:
                     f"Nothing new written.{superseded}")
         _check_newer(older, now)
         path = _bank_learning(session.locs, slug, entry, now)
+        _record_in_history(session, path, entry)
         superseded = _supersede(session, older, f"{slug}/bank/{path.name}")
         indexed = _index_now(session.locs, slug)
         try:
@@ -444,6 +445,17 @@ def _bank_learning(locs: Locations, slug: str, entry: Entry, now: float) -> Path
         ledger.close()
 
 
+def _record_in_history(session: Session, path: Path, entry: Entry) -> None:
+    from .store import history
+
+    title = str((entry.meta or {}).get("title") or "")
+    try:
+        history.append(session.locs, [history.event("recorded", session.source, entry=history.entry_id(path),
+                                                    session=session.session_id, detail=title)])
+    except OSError:
+        pass  # the learning is recorded; only its history line is missing
+
+
 def _index_now(locs: Locations, slug: str) -> bool:
     try:
         with _index(locs) as (index, conn):
@@ -470,7 +482,8 @@ def memory_forget(args: dict, session: Session) -> str:
     try:
         targets = forget.select(session.locs, ids=ids, projects=[own],  # this project only: never a linked one
                                 folders={own: folder_key(session.cwd)})
-        summary = forget.forget(session.locs, targets)
+        summary = forget.forget(session.locs, targets, actor=session.source, why=forget.criteria(ids=ids),
+                                session=session.session_id)
     except forget.NoMatch as exc:
         raise ToolError(f"{exc} among this project's entries ({own}); nothing was forgotten") from None
     except forget.ForgetError as exc:

@@ -37,17 +37,32 @@ SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.errors", 
 BRIEF = {"harnesslink_core.recall.brief", "harnesslink_core.store.main_md", "harnesslink_core.sessions",
          "harnesslink_core.sessions.handoff"}
 
+# What the bookkeeping after the answer may add (the forked child of `hooks.process_main`): the history's
+# `given` records, which import neither `re` nor `json` (store/history.py)
+AFTER_ANSWER = {"harnesslink_core.store.history"}
+
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 
 
 def hook_modules(env: dict[str, str], *argv: str, payload: dict) -> set[str]:
-    code = ("import sys\nfrom harnesslink_core.hooks import main\nmain(sys.argv[1:])\n"
-            "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))\n")
+    """What the hook has imported when its answer is out."""
+    return hook_run(env, *argv, payload=payload)[0]
+
+
+def hook_run(env: dict[str, str], *argv: str, payload: dict) -> tuple[set[str], set[str]]:
+    """The hook run as `hooks.process_main` runs it (the answer, then the work left for after it): the
+    modules imported when the answer is out, and those imported once that work is done."""
+    code = ("import sys\nfrom harnesslink_core.hooks import answer_and_leave\n"
+            "deferred = answer_and_leave(sys.argv[1:])\n"
+            "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))\n"
+            "for work in deferred: work()\n"
+            "sys.stderr.write('\\nAFTER ' + ' '.join(sorted(sys.modules)))\n")
     out = subprocess.run([sys.executable, "-S", "-c", code, *argv], input=json.dumps(payload).encode(),
                          capture_output=True, env=_bare(env), timeout=60, cwd=env["HOME"])
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(b"{"), out.stdout
-    return set(out.stderr.decode().rsplit("MODULES ", 1)[1].split())
+    answered, _, after = out.stderr.decode().rsplit("MODULES ", 1)[1].partition("\nAFTER ")
+    return set(answered.split()), set(after.split())
 
 
 # what `site` imports at every start, which `-S` leaves out
@@ -112,14 +127,19 @@ def test_a_prompt_that_searches_imports_only_the_search(world):
     env, locs = world
     fresh_stamp(locs)
     payload = {"session_id": "s-allow", "cwd": SHOP, "prompt": PROMPT}
-    modules = hook_modules(env, "user-prompt-submit", "--harness", "claude-code", payload=payload)
+    modules, after = hook_run(env, "user-prompt-submit", "--harness", "claude-code", payload=payload)
     extra = modules - startup_modules(env)
     assert extra <= CORE | DECIDE | SEARCH, sorted(extra - CORE - DECIDE - SEARCH)
     assert not heavy_in(modules)
+    assert after - modules <= AFTER_ANSWER, sorted(after - modules - AFTER_ANSWER)
+    assert not heavy_in(after)
     # and it did search, inject and remember (the ledger is written without opening it the heavy way)
+    from harnesslink_core.store import history
     from harnesslink_core.store.injected import injected_ids
 
-    assert injected_ids(locs, "claude-code", "s-allow")
+    given = injected_ids(locs, "claude-code", "s-allow")
+    assert given
+    assert {r["entry"] for r in history.read(locs) if r["event"] == "given" and r["session"] == "s-allow"} == given
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "pi", "omp"])

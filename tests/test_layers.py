@@ -96,6 +96,7 @@ def test_no_import_circles() -> None:
 
 # the modules on the hooks' lean path (tests/test_hot_path.py), which read Locations' plain strings
 LEAN = {"hooks", "log", "banking.background", "store.scope", "store.identity", "store.injected", "store.trust",
+        "store.history",
         "control.exclusion",
         "recall.index",
         "recall.brief", "sessions.handoff",

@@ -358,6 +358,8 @@ class _Pass:
         self.listings: dict[Path, set[str]] = {}
         self.kept_out_cwds: dict[str, str | None] = {}
         self.placed: dict[str, Entry] = {}  # the entries this pass wrote, by path
+        self.uses: list[tuple[Turn, list[tuple[str, str]]]] = []  # settled turns' calls that may open an entry
+        self.history: list[dict[str, str]] = []  # records for history.jsonl, appended once per commit
 
     def _unlocked(self) -> None:
         """Slow work ahead (reading a transcript, rendering its entries): others may write meanwhile."""
@@ -646,12 +648,16 @@ class _Pass:
         ("excluded" | "drop" | "skipped" | "bank", turn, entry)."""
         from ..harnesses.base import is_our_action
         from ..store import bank
+        from . import use
 
         prepared: list[tuple[str, Turn, Entry | None]] = []
         for turn, verdict in settled:
             if verdict == "excluded" or self._kept_out(turn.cwd or fallback_cwd):
                 prepared.append(("excluded", turn, None))
                 continue
+            refs = use.references(turn)
+            if refs:
+                self.uses.append((turn, refs))
             if verdict == "drop":
                 prepared.append(("drop", turn, None))
                 continue
@@ -680,6 +686,8 @@ class _Pass:
         to_write, busy = self._reserve(prepared)
         written, failed = self._write(to_write)
         self._mark_banked(written)
+        self._note_uses()
+        self._append_history()  # one write for the batch's banked, rewritten and opened records
         return busy + failed
 
     def _commit(self, batch: list[_FileWork], window: float) -> None:
@@ -788,10 +796,47 @@ class _Pass:
                 self.ledger.finish(turn.key, "banked", entry=str(path), project=slug, ended=turn.ended)
                 if turn.revision is not None:
                     self.ledger.set_revision(turn.key, turn.revision)
-        for _, path, slug in written:
+        from ..store import history
+
+        for turn, path, slug in written:
             self.report.banked += 1
             self.report.entries.append(path)
             self.report.touched.add(slug)
+            self.history.append(history.event("banked", f"autobank:{turn.harness}", entry=history.entry_id(path),
+                                              session=turn.session_id))
+
+    def _note_uses(self) -> None:
+        """The given entries the settled turns opened, each (session, entry) once (`use.py`)."""
+        if not self.uses:
+            return
+        from ..store import history
+        from . import use
+
+        uses, self.uses = self.uses, []
+        records = []
+        try:
+            with self.ledger.write():
+                for turn, refs in uses:
+                    opened = use.opened(refs, self.ledger.injected_ids(turn.harness, turn.session_id))
+                    for entry in self.ledger.note_opened(turn.harness, turn.session_id, sorted(opened), turn.ended):
+                        records.append(history.event("opened", f"autobank:{turn.harness}", entry=entry,
+                                                     session=turn.session_id, detail=opened[entry],
+                                                     at=turn.ended or None))
+        except Exception as exc:  # noqa: BLE001 - what a session used must never stop what it did being banked
+            self._error(f"could not note which given entries were opened: {exc!r}", None, None, exc)
+            return
+        self.history += records
+
+    def _append_history(self) -> None:
+        if not self.history:
+            return
+        from ..store import history
+
+        try:
+            history.append(self.locs, self.history)
+        except OSError as exc:  # the bank is written; only its history line is missing
+            self._error(f"could not append to {history.HISTORY_FILE}: {exc!r}", None, None, exc)
+        self.history = []
 
     def _listing(self, folder: Path) -> set[str]:
         """A bank folder's file names, listed once per pass (every writer holds the pass lock)."""
@@ -810,9 +855,13 @@ class _Pass:
         if entry is None:
             return False
         if revision != turn.revision and _as_path(entry).exists():
+            from ..store import history
+
             bank.rewrite(_as_path(entry), rendered)
             self.ledger.set_revision(turn.key, turn.revision or "")
             self.report.touched.add(_as_path(entry).parent.parent.name)
+            self.history.append(history.event("rewritten", f"autobank:{turn.harness}", entry=history.entry_id(entry),
+                                              session=turn.session_id))
         return True
 
     def _checkpoint(self, turn: Turn, cwd: str) -> None:

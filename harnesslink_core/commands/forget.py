@@ -86,7 +86,9 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing forgotten")
             return 1
-    summary = forget.forget(locs, targets)
+    why = forget.criteria(ids=args.entries, query=args.query, session=args.session, before=args.before,
+                          projects=projects)
+    summary = forget.forget(locs, targets, why=why)
     if args.json:
         print(json.dumps(summary.as_dict(), indent=2))
     else:

@@ -12,6 +12,7 @@ from .. import clock, config
 from ..banking.autobank import KEPT_OUT
 from ..harnesses import registry
 from ..paths import Locations
+from ..store import history
 from ..store.ledger import open_ledger
 
 WORDS = """columns, one row per harness:
@@ -27,6 +28,10 @@ WORDS = """columns, one row per harness:
 also: duplicates (copies of a turn already banked, from a resumed or forked session), excluded (turns of
   folders kept out), forgotten (taken back with `harnesslink forget`), transcripts not banked (subagents,
   reviews: never banked).
+below the table, per harness whose sessions were given memory:
+  given N      entries the prompt hook gave its sessions (each entry once per session)
+  opened M     how many of those the session then opened: memory_get, or a read of the entry's file
+               (k % of what it was given; `harnesslink history` lists each)
 lines below the table say what needs you (a broken config.yml, unreadable files, errors), which
 folders are one project because they are the same repository (their IDENTITY.md), and how many
 entries the search index holds and how many have their meaning vector yet (what lets a search find
@@ -91,6 +96,9 @@ def collect(locs: Locations) -> dict[str, Any]:
             out["harnesses"][name] = entry
     finally:
         ledger.close()
+    use = history.given_and_opened(history.read(locs))
+    for name, entry in out["harnesses"].items():
+        entry["given"], entry["opened"] = use.get(name, (0, 0))
     out["joined"] = joined_projects(locs)
     out["search"] = search_index(locs)
     return out
@@ -129,6 +137,8 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         print(json.dumps(data, indent=2))
         return 0
     print(table(data))
+    for line in use_lines(data):
+        print(line)
     for line in needs_you(data):
         print(line)
     for repository, slugs in data["joined"].items():
@@ -158,6 +168,15 @@ def table(data: dict[str, Any]) -> str:
         lines.append("not found, nothing to show: " + ", ".join(
             f"{n} ({'on' if data['harnesses'][n]['enabled'] else 'off'})" for n in quiet))
     return "\n".join(lines)
+
+
+def use_lines(data: dict[str, Any]) -> list[str]:
+    """Per harness whose sessions were given memory: "given N, opened M (k %)"."""
+    lines = []
+    for name, h in data["harnesses"].items():
+        if h["given"]:
+            lines.append(f"{name}: given {h['given']}, opened {h['opened']} ({round(100 * h['opened'] / h['given'])} %)")
+    return lines
 
 
 def search_line(search: dict[str, Any]) -> str:

@@ -3,7 +3,7 @@
 Public API (the CLI and the MCP server call only these):
 
     targets = forget.select(locs, ids=(), query=None, session=None, before=None, projects=None)
-    summary = forget.forget(locs, targets)
+    summary = forget.forget(locs, targets, actor="cli", why=forget.criteria(ids=..., query=...))
 
 - `select` finds the entries to forget; every given criterion must hold (AND):
   `ids`: entry paths (absolute, or `<slug>/bank/<file>.md`), file names or stems, entry ids
@@ -18,7 +18,8 @@ Public API (the CLI and the MCP server call only these):
   or injected), then removes the file, its search index row, its MAIN.md line, its line in the
   day's summary and its checkpoint in its session's state. It holds the pass lock meanwhile.
   Returns a Summary; a file it could not remove is in `Summary.failed` (its tombstone still keeps
-  it out of the index and the brief).
+  it out of the index and the brief). Each target is recorded in the history as forgotten, by whom
+  (`actor`) and why (`criteria`: what `select` was asked).
 - The tombstones are also appended to `<agent dir>/forgotten.jsonl`; a new ledger (a damaged one
   moved aside) takes them back from there. The ledger owns both (`ledger.tombstones`, the cheap
   read the index, the brief and the MAIN.md rebuild use to skip forgotten entries that came back).
@@ -214,8 +215,29 @@ def _parse(head: str) -> dict[str, object]:
 # --- forgetting -----------------------------------------------------------------
 
 
-def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT) -> Summary:
-    """Tombstone, then remove each target's file, index row, MAIN.md line and summary line."""
+def criteria(*, ids=(), query: str | None = None, session: str | None = None, before: "str | float | None" = None,
+             projects: "list[str] | None" = None) -> str:
+    """What `select` was asked, in one line: which criteria chose the entries (the history's detail)."""
+    parts = []
+    if ids:
+        parts.append(f"ids: {', '.join(str(i) for i in ids)}")
+    if query:
+        parts.append(f"query: {query}")
+    if session:
+        parts.append(f"session: {session}")
+    if before is not None:
+        parts.append(f"before: {before}")
+    if projects is not None:
+        parts.append(f"projects: {', '.join(projects)}")
+    return "; ".join(parts)
+
+
+def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT, actor: str = "cli", why: str = "",
+           session: str = "") -> Summary:
+    """Tombstone, then remove each target's file, index row, MAIN.md line and summary line.
+
+    The history records each as forgotten by `actor` (`cli`, `mcp:<harness>` with its `session`), with
+    `why`: the criteria that chose it (`criteria`)."""
     from filelock import FileLock, Timeout
 
     from ..store import projectfiles
@@ -248,6 +270,7 @@ def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT) -> Summary:
                 summary.failed.append((t, f"{exc.strerror or exc}: {t.path}"))
                 continue
             summary.forgotten.append(t)
+        _record_in_history(locs, targets, summary, actor, why, session)
         summary.index_rows = _drop_index_rows(locs, [t.rel_path for t in summary.forgotten])
         forgotten = tombstones(locs)
         for project in sorted({t.project for t in summary.forgotten}):
@@ -263,6 +286,21 @@ def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT) -> Summary:
     finally:
         lock.release()
     return summary
+
+
+def _record_in_history(locs, targets: list[Target], summary: Summary, actor: str, why: str, session: str) -> None:
+    """One `forgotten` record per tombstoned entry (a file that could not be removed is tombstoned too)."""
+    from ..store import history
+
+    failed = {id(t): reason for t, reason in summary.failed}
+    records = [history.event("forgotten", actor, entry=t.rel_path, session=session,
+                             detail="; ".join(part for part in (why, f"file not removed: {failed[id(t)]}"
+                                                                if id(t) in failed else "") if part))
+               for t in targets]
+    try:
+        history.append(locs, records)
+    except OSError:
+        pass  # forgotten all the same (the tombstones hold); only the history lines are missing
 
 
 def _drop_index_rows(locs, rel_paths: list[str]) -> int:

@@ -116,8 +116,21 @@ def _write(locs: Locations, event: trust.Event) -> trust.Event:
 
 
 def _record(locs: Locations, event: trust.Event) -> None:
-    """The one place a trust change reaches the history (issue 21, item 1): superseded, confirmed, and
-    their undos, each with its actor. Nothing yet; the history's merge wires it here."""
+    """The one place a trust change reaches the history: superseded, confirmed, and their undos
+    (`restored`: current again; `unconfirmed`), each with its actor."""
+    from .. import clock
+    from ..store import history
+
+    if event.kind == trust.SUPERSEDED:
+        name, detail = ("restored", f"no longer superseded by {event.newer}") if event.undo else (
+            "superseded", f"by {event.newer}")
+    else:
+        name, detail = ("unconfirmed" if event.undo else "confirmed"), ""
+    try:
+        history.append(locs, [history.event(name, event.actor, entry=event.entry, detail=detail,
+                                            at=clock.parse_iso(event.time))])
+    except OSError:
+        pass  # the change is in TRUST.md all the same; only its history line is missing
 
 
 def _now() -> str:

@@ -61,6 +61,7 @@ class Given:
                 db.execute("PRAGMA synchronous=NORMAL")  # as the ledger runs it (WAL): one sync per checkpoint
                 with Transaction(db):
                     db.executemany("INSERT OR IGNORE INTO injected VALUES (?,?,?,?)", rows)
+                self._record(ids)
                 return
             except sqlite3.OperationalError as exc:
                 if "no such table" not in str(exc):
@@ -72,6 +73,14 @@ class Given:
             ledger.remember_injected(self.harness, self.session_id, ids)
         finally:
             ledger.close()
+        self._record(ids)
+
+    def _record(self, ids: list[str]) -> None:
+        """The history's `given` records, once the ledger has them (after the answer: see `hooks.prompt_context`)."""
+        from . import history
+
+        history.append(self.locs, [history.event("given", f"hook:{self.harness}", entry=entry_id,
+                                                 session=self.session_id) for entry_id in ids])
 
     def close(self) -> None:
         """Close the writing connection (a process about to exit may leave it: see `hooks.process_main`)."""

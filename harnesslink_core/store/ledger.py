@@ -142,6 +142,13 @@ def m003_forgotten(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m004_opened(db: sqlite3.Connection) -> None:
+    # entries a session was given and then opened (memory_get, a read of its file): each pair once
+    db.execute("CREATE TABLE opened (harness TEXT NOT NULL, session_id TEXT NOT NULL, entry_id TEXT NOT NULL,"
+               " at REAL NOT NULL, PRIMARY KEY (harness, session_id, entry_id))")
+
+
 def migrate(db: sqlite3.Connection) -> None:
     names = [m.__name__ for m in MIGRATIONS]
     if len(names) != len(set(names)):
@@ -385,6 +392,16 @@ class Ledger:
                 "INSERT OR IGNORE INTO injected VALUES (?,?,?,?)",
                 [(harness, session_id, entry_id, now) for entry_id in ids],
             )
+
+    def note_opened(self, harness: str, session_id: str, entry_ids: Iterable[str], at: float) -> list[str]:
+        """Remember that a session opened entries it was given; those not remembered before."""
+        new = []
+        for entry_id in entry_ids:
+            cursor = self.db.execute("INSERT OR IGNORE INTO opened VALUES (?,?,?,?)",
+                                     (harness, session_id, entry_id, at))
+            if cursor.rowcount:
+                new.append(entry_id)
+        return new
 
     # -- session state (state files) -------------------------------------
     def session_state(self, harness: str, session_id: str) -> tuple[str | None, dict[str, Any]]:

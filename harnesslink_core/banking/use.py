@@ -1,0 +1,78 @@
+"""Whether a session used what it was given (SPEC §11): which given entries a turn opened.
+
+A session opened an entry when one of its tool calls is our `memory_get` naming it (however the
+harness names the tool: the readers turn every spelling into `harnesslink.memory_get`), a file-reading
+tool given its path (Claude Code's `Read`, pi's `read`), or a shell command that reads it (`cat`,
+`sed -n`, `head` … of the file). Only entries the prompt hook gave that very session count; a turn's
+calls are looked at once, when the pass settles it, and each (session, entry) is recorded once
+(`ledger.note_opened`).
+
+Repeating an entry's distinctive facts without opening it is use too (SPEC §11); it is not detected
+here yet.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..model import Turn
+
+GET = "harnesslink.memory_get"
+READ_TOOLS = {"read", "read_file", "view", "open", "open_file", "cat"}
+SHELL_READERS = {"cat", "sed", "head", "tail", "less", "more", "bat", "nl", "awk", "grep", "rg", "view", "batcat"}
+BANK_MARK = "bank/"  # every entry's path holds it: a call without it names no entry by path
+
+
+def references(turn: Turn) -> list[tuple[str, str]]:
+    """(how, text) of each of the turn's calls that may name an entry: cheap, no ledger read."""
+    found = []
+    for action in turn.actions:
+        if action.tool == GET:
+            wanted = action.input.get("id") if isinstance(action.input, dict) else action.input
+            if isinstance(wanted, str) and wanted.strip():
+                found.append(("memory_get", wanted.strip()))
+        elif action.tool in READ_TOOLS or action.tool == "bash":
+            text = " ".join(_strings(action.input))
+            if BANK_MARK in text and ".md" in text:
+                if action.tool != "bash":
+                    found.append((action.tool, text))
+                elif _reads(text):
+                    found.append(("shell", text))
+    return found
+
+
+def opened(refs: list[tuple[str, str]], given: set[str]) -> dict[str, str]:
+    """The given entries (`<slug>/bank/<file>.md`) these references open, each with how."""
+    out: dict[str, str] = {}
+    for how, text in refs:
+        for entry in given:
+            if entry not in out and _names(how, text, entry):
+                out[entry] = how
+    return out
+
+
+def _names(how: str, text: str, entry: str) -> bool:
+    name = entry.rsplit("/", 1)[-1]
+    if how != "memory_get":
+        return entry in text or ("/" + name) in text  # the path, absolute or from the memories folder
+    wanted = text.replace("\\", "/").rstrip("/")
+    # memory_get takes an id, a file name, a time id or a path inside the memory folder
+    return (wanted == entry or wanted.endswith("/" + entry) or wanted == name or wanted + ".md" == name
+            or name.startswith(wanted + "--"))
+
+
+def _reads(command: str) -> bool:
+    for part in command.replace("|", " ").replace(";", " ").replace("&&", " ").split():
+        if part.rsplit("/", 1)[-1] in SHELL_READERS:
+            return True
+    return False
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []

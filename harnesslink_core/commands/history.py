@@ -1,0 +1,98 @@
+"""`harnesslink history [--project DIR | --all] [--entry ID] [--since DATE] [--json]`: what happened to memory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from .. import clock
+from ..paths import Locations
+from ..store import history
+from ..store.scope import is_safe_slug, scope_folders
+
+WORDS = """events, newest first, one line each (kept in <agent dir>/history.jsonl, redacted, never uploaded):
+  banked     the autobank pass wrote a finished turn as an entry
+  rewritten  an entry that follows its source (an Antigravity conversation) was written again
+  recorded   an agent recorded a learning (memory_bank)
+  forgotten  an entry was taken back (`harnesslink forget`, memory_forget), with the criteria that chose it
+  superseded a newer entry replaced it (`harnesslink supersede`, memory_bank's supersedes); restored: undone
+  confirmed  a person said it holds (`harnesslink confirm`); unconfirmed: taken back
+  given      the prompt hook gave the entry to a session
+  opened     that session then opened it: memory_get, or a read of its file (a Read tool, cat, sed ...)
+actors: autobank:<harness> (the pass), mcp:<harness> (an agent through the memory tools),
+  hook:<harness> (the prompt hook), cli (you, on the command line).
+with --entry, a line per entry first: how many sessions it was given to, how many opened it, and when
+  one last did."""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "history", help="List what happened to memory: banked, recorded, forgotten, given to and opened by sessions",
+        description="Every change to memory and every use of it, newest first: by default this folder's project "
+                    "and the projects linked to it.",
+        epilog=WORDS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--project", help="this project instead: a folder path or a slug")
+    scope.add_argument("--all", action="store_true", help="every project")
+    parser.add_argument("--entry", help="only this entry: its id (<project>/bank/<file>.md), file name or time id")
+    parser.add_argument("--since", help="only from this date on (YYYY-MM-DD or an ISO time, UTC)")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+
+
+def projects(args: argparse.Namespace, locs: Locations) -> list[str] | None:
+    """The slugs in scope; None for every project."""
+    if args.all:
+        return None
+    value = (args.project or "").strip()
+    if value and is_safe_slug(value) and value.startswith("--"):
+        return [value]
+    if value.startswith("~"):
+        value = str(locs.home) + value[1:]
+    return list(scope_folders(locs, os.path.abspath(value or os.getcwd())))
+
+
+def run(args: argparse.Namespace, locs: Locations) -> int:
+    since = None
+    if args.since:
+        at = clock.parse_iso(args.since)
+        if at is None:
+            print(f"harnesslink history: error: --since {args.since!r} is not a date (YYYY-MM-DD or an ISO time)",
+                  file=sys.stderr)
+            return 2
+        since = history.stamp(at)
+    scope = projects(args, locs)
+    records = history.newest_first(history.read(locs), projects=scope, entry=args.entry, since=since)
+    use = history.usage(records)
+    if args.json:
+        print(json.dumps({"projects": scope, "events": records,
+                          "use": {entry: u.as_dict() for entry, u in sorted(use.items())}}, indent=2))
+        return 0
+    if not records:
+        where = "any project" if scope is None else ", ".join(scope) or "this folder"
+        print(f"no history for {where}" + (f" matching {args.entry!r}" if args.entry else "")
+              + (f" since {args.since}" if since else ""))
+        return 0
+    if args.entry:
+        for entry, u in sorted(use.items()):
+            print(use_line(entry, u))
+    for record in records:
+        print(line(record))
+    return 0
+
+
+def use_line(entry: str, use: history.Use) -> str:
+    given, opened = len(use.given), len(use.opened)
+    last = f", last on {use.last_used[:16].replace('T', ' ')}" if use.last_used else ""
+    return f"{entry}: given to {given} session{'s' * (given != 1)}, opened by {opened}{last}"
+
+
+def line(record: dict[str, str]) -> str:
+    when = record["at"][:19].replace("T", " ")
+    text = f"{when}  {record['event']:<11}  {record['actor'] or '?':<20}  {record['entry'] or record['project']}"
+    if record["session"]:
+        text += f"  session {record['session']}"
+    if record["detail"]:
+        text += f"  ({record['detail']})"
+    return text

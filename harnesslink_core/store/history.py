@@ -1,0 +1,196 @@
+"""History: every change to memory, and every use of it, one JSON line per event (SPEC §11).
+
+`<agent dir>/history.jsonl` sits beside the ledger and is never uploaded, like the tombstones'
+`forgotten.jsonl`: a ledger lost or replaced leaves it whole. It is only ever appended to. A record:
+
+    {"at": "2026-08-28T10:30:00.000Z", "event": "banked", "actor": "autobank:codex",
+     "project": "--w-shop--", "entry": "--w-shop--/bank/<file>.md", "session": "…", "detail": "…"}
+
+Events: `banked` (the pass wrote a turn), `rewritten` (an entry that follows its source, Antigravity),
+`recorded` (an agent's memory_bank), `forgotten` (who, which criteria), `given` (the prompt hook gave
+it to a session), `opened` (that session then opened it: memory_get, or a read of its file). An event
+and an actor are plain strings, so later ones (`superseded`, `confirmed`, `restored`) need nothing new
+here. Actors: `autobank:<harness>`, `mcp:<harness>`, `hook:<harness>` (the prompt hook), `cli`.
+
+Every string is redacted before it is serialised. The free text (`detail`) always goes through
+`redact`; an identifier (actor, project, entry, session) goes through it when it may hold a secret by
+the cheap test folder names pass on the prompt hook's path (`scope.may_hold_a_secret`), so recording
+what a prompt was given imports neither `redact` nor `re`.
+
+Writers append with one `write` on an `O_APPEND` descriptor per batch, so records from concurrent
+processes (a pass, the prompt hooks, the MCP server, the CLI) never interleave; a line torn by a crash
+is skipped when read, and the next writer starts on a line of its own (a writer that looks at the end
+while another writes may leave an empty line: skipped too).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from .. import wirejson
+from ..paths import Locations
+from .scope import may_hold_a_secret
+
+HISTORY_FILE = "history.jsonl"  # in the agent dir, beside the ledger
+FIELDS = ("at", "event", "actor", "project", "entry", "session", "detail")
+DETAIL_CHARS = 300
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+
+def history_path(locs: Locations) -> str:
+    return os.path.join(locs.agent_path, HISTORY_FILE)
+
+
+def stamp(ts: float) -> str:
+    """`clock.iso` without datetime (the prompt hook records what it gave)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+
+
+def event(name: str, actor: str, *, entry: str = "", project: str = "", session: str = "", detail: str = "",
+          at: float | None = None) -> dict[str, str]:
+    """One record. `entry` is `<slug>/bank/<file>.md` (the id memory_search shows); `project` defaults to its slug."""
+    return {"at": stamp(time.time() if at is None else at), "event": name, "actor": actor,
+            "project": project or entry.split("/", 1)[0], "entry": entry, "session": session or "",
+            "detail": detail[:DETAIL_CHARS]}
+
+
+def entry_id(path: object) -> str:
+    """`<slug>/bank/<file>.md` of an entry's path."""
+    text = os.fspath(path)  # type: ignore[call-overload]
+    folder, name = os.path.split(text)
+    return f"{os.path.basename(os.path.dirname(folder))}/bank/{name}"
+
+
+def append(locs: Locations, records: Iterable[dict[str, str]]) -> None:
+    """Append records, redacted, in one write (see the module docstring)."""
+    lines = "".join(wirejson.dumps(_redacted(record)) + "\n" for record in records)
+    if not lines:
+        return
+    os.makedirs(locs.agent_path, exist_ok=True)
+    fd = os.open(history_path(locs), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)  # read: its last byte
+    try:
+        if not _ends_a_line(fd):
+            lines = "\n" + lines  # the last writer died mid-line: that line stays torn, ours stay whole
+        data = lines.encode("utf-8", "surrogatepass")
+        while data:  # a regular file takes it in one write; a short one (a full disk) raises next round
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
+
+
+def _ends_a_line(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    return size == 0 or os.pread(fd, 1, size - 1) == b"\n"
+
+
+def _redacted(record: dict[str, str]) -> dict[str, str]:
+    out = {}
+    for key, value in record.items():
+        if not isinstance(value, str) or not value:
+            out[key] = value
+        elif key == "detail" or may_hold_a_secret(value) or not value.isprintable():
+            out[key] = _redact(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _redact(text: str) -> str:
+    from ..redact import redact
+
+    return redact(text)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+def read(locs: Locations) -> list[dict[str, str]]:
+    """Every record, oldest first; a line that does not parse (torn by a crash) is skipped."""
+    try:
+        with open(history_path(locs), encoding="utf-8", errors="replace") as f:
+            lines = f.readlines()
+    except OSError:
+        return []
+    records = []
+    for line in lines:
+        try:
+            value = wirejson.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and isinstance(value.get("event"), str) and isinstance(value.get("at"), str):
+            records.append({name: str(value.get(name) or "") for name in FIELDS})
+    return records
+
+
+def newest_first(records: list[dict[str, str]], *, projects: Iterable[str] | None = None, entry: str | None = None,
+                 since: str | None = None) -> list[dict[str, str]]:
+    """The records of these projects (None: all), of this entry (`names`), at or after `since` (an ISO
+    time or date), newest first; records of the same moment keep the order they were written in, reversed."""
+    wanted = None if projects is None else set(projects)
+    chosen = [r for r in records
+              if (wanted is None or r["project"] in wanted)
+              and (entry is None or names(r["entry"], entry))
+              and (since is None or r["at"] >= since)]
+    order = {id(r): i for i, r in enumerate(chosen)}
+    return sorted(chosen, key=lambda r: (r["at"], order[id(r)]), reverse=True)
+
+
+def names(entry: str, wanted: str) -> bool:
+    """Whether `wanted` names this entry: its id, its file name or stem, its time id, or a path ending in it."""
+    wanted = wanted.strip().rstrip("/")
+    if not entry or not wanted:
+        return False
+    name = entry.rsplit("/", 1)[-1]
+    return (entry == wanted or wanted.endswith("/" + entry) or name == wanted or name == wanted + ".md"
+            or name.startswith(wanted + "--"))
+
+
+class Use:
+    """How one entry was used: sessions it was given to, sessions that opened it, when it was last opened."""
+
+    __slots__ = ("given", "opened", "last_used")
+
+    def __init__(self) -> None:
+        self.given: set[tuple[str, str]] = set()  # (harness, session)
+        self.opened: set[tuple[str, str]] = set()
+        self.last_used = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {"given": len(self.given), "opened": len(self.opened), "last_used": self.last_used or None}
+
+
+def usage(records: Iterable[dict[str, str]]) -> dict[str, Use]:
+    """Per entry: given, opened, last used (what a ranking prior would read)."""
+    out: dict[str, Use] = {}
+    for r in records:
+        if r["event"] not in ("given", "opened") or not r["entry"]:
+            continue
+        use = out.setdefault(r["entry"], Use())
+        who = (harness_of(r["actor"]), r["session"])
+        if r["event"] == "given":
+            use.given.add(who)
+        else:
+            use.opened.add(who)
+            use.last_used = max(use.last_used, r["at"])
+    return out
+
+
+def given_and_opened(records: Iterable[dict[str, str]]) -> dict[str, tuple[int, int]]:
+    """Per harness: (entries given to its sessions, how many of those the session then opened), each
+    (session, entry) once."""
+    given: dict[str, set[tuple[str, str]]] = {}
+    opened: dict[str, set[tuple[str, str]]] = {}
+    for r in records:
+        if r["event"] in ("given", "opened"):
+            into = given if r["event"] == "given" else opened
+            into.setdefault(harness_of(r["actor"]), set()).add((r["session"], r["entry"]))
+    return {h: (len(pairs), len(pairs & opened.get(h, set()))) for h, pairs in given.items()}
+
+
+def harness_of(actor: str) -> str:
+    """`autobank:codex` -> `codex`; `cli` -> ``."""
+    return actor.partition(":")[2]
