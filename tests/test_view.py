@@ -222,6 +222,26 @@ def test_the_given_page_lists_what_each_session_was_given(served) -> None:
     assert "Nothing given yet" in server.get(f"/given?p={LIB_SLUG}")[1]
 
 
+def test_the_given_page_says_which_entries_each_session_opened(served) -> None:
+    """What the pass recorded as opened (a memory_get of the entry, a read of its file): per entry, and in all."""
+    from harnesslink_core.store.ledger import open_ledger
+
+    server, locs, fix, hostile = served
+    Given(locs, "codex", "s-codex-1").add([entry_id(fix)])
+    Given(locs, "pi", "s-pi-1").add([entry_id(fix), entry_id(hostile)])
+    ledger = open_ledger(locs)
+    try:
+        ledger.note_opened("pi", "s-pi-1", [entry_id(fix)], 1_790_000_000.0)
+    finally:
+        ledger.close()
+    body = server.get("/given")[1]
+    assert "3 given, 1 opened (33 %)" in body
+    assert body.count('class="opened"') == 1 and body.count('class="unopened"') == 2
+    pi = body.split("s-pi-1", 1)[1].split("</section>", 1)[0].split("<li>")[1:]
+    assert [("Fix the checkout" in li, 'class="opened"' in li) for li in pi] in (
+        [(True, True), (False, False)], [(False, False), (True, True)])
+
+
 def test_the_timeline_lists_a_projects_entries_newest_first(served) -> None:
     server, *_ = served
     body = server.get(f"/p/{SHOP_SLUG}")[1]

@@ -34,7 +34,7 @@ from ..recall import index, overview
 from ..recall.brief import DEFAULT_BUDGET, build_brief
 from ..recall.pull import query_terms, recall
 from ..store.entries import read_entry
-from ..store.injected import given_log
+from ..store.injected import given_log, opened_log
 from ..store.ledger import tombstones
 from ..store import trust
 from ..store.scope import all_projects, is_safe_slug, linked_projects, project_slug, scope_folders
@@ -264,7 +264,12 @@ def build_app(locs: Locations, start: str | None = None):
         slug = bottle.request.query.getunicode("p", "") or ""
         sessions = _sessions(given_log(locs), slug)
         titles = _titles(locs, {entry_id for s in sessions for entry_id, _ in s.entries})
-        return page("given", title="given to sessions", slug=slug, sessions=sessions, titles=titles)
+        opened = opened_log(locs)
+        given_count = sum(len(s.entries) for s in sessions)
+        opened_count = sum(1 for s in sessions for entry_id, _ in s.entries
+                           if (s.harness, s.session_id, entry_id) in opened)
+        return page("given", title="given to sessions", slug=slug, sessions=sessions, titles=titles, opened=opened,
+                    given_count=given_count, opened_count=opened_count)
 
     @app.get("/static/<name>")
     def static(name: str):

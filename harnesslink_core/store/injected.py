@@ -102,6 +102,22 @@ def injected_ids(locs: Locations, harness: str, session_id: str) -> set[str]:
         given.close()
 
 
+def opened_log(locs: Locations) -> dict[tuple[str, str, str], float]:
+    """(harness, session id, entry id) -> when that session opened an entry it was given (the pass
+    records it: memory_get, a read of its file); read-only, {} when nothing was ever opened."""
+    if not os.path.exists(locs.ledger_path):
+        return {}
+    db = sqlite3.connect(_read_only(locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
+    try:
+        return {(h, s, e): at for h, s, e, at in db.execute("SELECT harness, session_id, entry_id, at FROM opened")}
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return {}
+        raise
+    finally:
+        db.close()
+
+
 def given_log(locs: Locations, *, limit: int = 5000) -> list[tuple[str, str, str, float]]:
     """(harness, session id, entry id, when) of what the prompt hook gave each session, newest first;
     read-only (`harnesslink view`), [] when nothing was ever given."""
