@@ -35,6 +35,7 @@ VERBS = {
     "supersede": "trust",
     "confirm": "trust",
     "history": "history",
+    "review": "review",
 }
 
 

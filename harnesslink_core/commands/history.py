@@ -19,6 +19,7 @@ WORDS = """events, newest first, one line each (kept in <agent dir>/history.json
   forgotten  an entry was taken back (`harnesslink forget`, memory_forget), with the criteria that chose it
   superseded a newer entry replaced it (`harnesslink supersede`, memory_bank's supersedes); restored: undone
   confirmed  a person said it holds (`harnesslink confirm`); unconfirmed: taken back
+  reviewed   a person kept it as it is in `harnesslink review` (the detail says what it was listed for)
   given      the prompt hook gave the entry to a session
   opened     that session then opened it: memory_get, or a read of its file (a Read tool, cat, sed ...)
 actors: autobank:<harness> (the pass), mcp:<harness> (an agent through the memory tools),
