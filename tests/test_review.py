@@ -175,6 +175,16 @@ def test_each_kind_of_item_is_listed_in_order_with_its_reason(world, monkeypatch
     assert (unopened["given"], unopened["opened"]) == (review.GIVEN_OFTEN, 0)
 
 
+def test_a_learning_that_superseded_an_entry_says_which_and_the_superseded_one_is_not_listed(world):
+    said = {"text": "CSS colours come from tokens.json now.", "supersedes": [world.noisy]}
+    answer = memory_tools.call("memory_bank", said,
+                               memory_tools.Session(world.locs, SHOP, "pi", "pi-1"))
+    learning = answer.split(" as ", 1)[1].split(".md", 1)[0] + ".md"
+    listed = {item["entry"]: item for item in world.listed()}
+    assert world.noisy not in listed
+    assert listed[learning]["why"][0]["words"].endswith(f"; it supersedes {world.noisy}")
+
+
 def test_an_entry_given_to_fewer_sessions_or_opened_once_is_not_listed(world):
     listed = {item["entry"] for item in world.listed()}
     assert world.noisy in listed
