@@ -417,6 +417,22 @@ def test_stop_waits_briefly_for_a_transcript_that_lags_the_hook(locs, isolated_h
     assert final.strip() in path.read_text()
 
 
+def test_stop_settles_at_once_a_turn_whose_answer_quotes_memory(locs, isolated_home: Path) -> None:
+    # the reader takes our memory out of the answer it banks; the harness's last message keeps it
+    s = ClaudeSession(isolated_home, start=datetime.now(timezone.utc) - timedelta(seconds=30))
+    s.prompt("where do sessions live now?")
+    s.tool("mcp__harnesslink__memory_get", {"id": "2026-11-20T10-00-00-000Z"})
+    final = ('The entry says: <harnesslink-memory kind="entry" id="x">The session store moved to Postgres.'
+             '</harnesslink-memory> So the sessions live in Postgres now.')
+    s.answer(final)
+    s.flush()
+    started = time.monotonic()
+    report = run_pass(locs, paths=[s.path],
+                      stop=StopSignal("claude-code", s.session_id, str(s.path), time.time(), last_message=final))
+    assert report.open_turns == 0 and not report.stop_waiting
+    assert time.monotonic() - started < autobank.STOP_RETRIES * autobank.STOP_RETRY_DELAY / 2, "it did not wait"
+
+
 def test_codex_stop_hook_settles_its_turn_before_task_complete_is_written(locs, isolated_home: Path) -> None:
     import json
 

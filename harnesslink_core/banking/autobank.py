@@ -1114,10 +1114,13 @@ def _digests(path: Path, end: int, size: int) -> tuple[str, str]:
 
 
 def _shows(result: str, last_message: str | None) -> bool:
-    """Whether the answer we read is the one the harness says it ended with."""
+    """Whether the answer we read is the one the harness says it ended with. The readers take our
+    memory out of an answer that quotes it (`strip_injected`); the harness's word keeps it."""
+    from ..harnesses.base import strip_injected
+
     if not last_message:
         return True
-    want = " ".join(last_message.split())[:200]
+    want = " ".join(strip_injected(last_message).split())[:200]
     return want in " ".join(result.split())
 
 

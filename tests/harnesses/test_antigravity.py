@@ -284,7 +284,7 @@ def test_garbage_never_raises(isolated_home: Path, raw_lines: list[bytes], budge
     path.write_bytes(b"\n".join(raw_lines))
     carry: dict = {}
     start = 0
-    for _ in range(len(raw_lines) + 2):
+    for _ in range(path.read_bytes().count(b"\n") + 2):  # a line at least per read; an item may hold several
         reading = antigravity.read(path, start, carry, budget)
         for turn in reading.turns:
             assert turn.cwd and turn.closed and turn.revision
