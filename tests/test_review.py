@@ -13,6 +13,7 @@ import json
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import termios
@@ -97,6 +98,9 @@ class Terminal:
     def __init__(self, env: dict[str, str], *argv: str) -> None:
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: straight to a fresh interpreter
+            # as on a person's terminal: a run started in the background (`cmd &` in a script, as CI may)
+            # inherits SIGINT ignored, and Ctrl-C would then do nothing
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.chdir(SHOP if os.path.isdir(SHOP) else env["HOME"])
             os.execve(sys.executable, [sys.executable, "-c", CHILD, "review", *argv], env)
         self.output = ""
