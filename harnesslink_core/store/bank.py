@@ -7,7 +7,6 @@ import hashlib
 import os
 import re
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +16,10 @@ from .. import clock
 from ..model import Turn
 from ..redact import redact, redact_value
 from .scope import project_slug
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's pass)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PROMPT_CAP = 2_000
 RESULT_CAP = 4_000
