@@ -35,6 +35,20 @@ def parse_iso(value: object) -> float | None:
         return seconds if 0 <= seconds < MAX_SECONDS else None
     if not isinstance(value, str) or not value:
         return None
+    global _last_parsed
+    if value == _last_parsed[0]:
+        return _last_parsed[1]
+    seconds = _parse_iso_text(value)
+    _last_parsed = (value, seconds)
+    return seconds
+
+
+# The last string parsed and its value: a reader often asks for one line's time twice in a row
+# (Codex's session facts, then its turn); `fromisoformat` and `timestamp` cost ~1 us each time.
+_last_parsed: tuple[str, float | None] = ("", None)
+
+
+def _parse_iso_text(value: str) -> float | None:
     from datetime import datetime, timezone
 
     text = value.strip()

@@ -358,6 +358,8 @@ class _Pass:
         self.listings: dict[Path, set[str]] = {}
         self.kept_out_cwds: dict[str, str | None] = {}
         self.placed: dict[str, Entry] = {}  # the entries this pass wrote, by path
+        # id(entry) -> (entry, the texts, their `index.computed_columns`), for entries written (or being written)
+        self.computed: dict[int, tuple[Entry, tuple[str, str, str, str], tuple[str, str, str]]] = {}
         self.uses: list[tuple[Turn, list[tuple[str, str]]]] = []  # settled turns' calls that may open an entry
         self.history: list[dict[str, str]] = []  # records for history.jsonl, appended once per commit
 
@@ -764,7 +766,9 @@ class _Pass:
                 failed.append(turn)
                 continue
             staged.append((turn, entry, folder, slug, tmp))
-        errors = bank.sync_staged([tmp for *_, tmp in staged if tmp is not None])
+        new = [entry for _, entry, _, _, tmp in staged if tmp is not None]
+        errors = bank.sync_staged([tmp for *_, tmp in staged if tmp is not None],
+                                  meanwhile=lambda: self._compute_columns(new))
         synced = iter(errors)
         for turn, entry, folder, slug, tmp in staged:
             error = next(synced) if tmp is not None else None
@@ -783,6 +787,23 @@ class _Pass:
             written.append((turn, path, slug))
         bank.fsync_dirs({path.parent for _, path, _ in written})
         return written, failed
+
+    def _compute_columns(self, new: list[Entry]) -> None:
+        """The index's computed columns of entries being written (`index.computed_columns`), made while their
+        files sync: the CPU's work overlaps the disk's, and `_refresh_index` has them ready."""
+        try:
+            from ..recall import index
+        except ImportError:
+            return
+        for entry in new:
+            if entry.meta is None or entry.sections is None:
+                continue  # its text is parsed at refresh: what it reads as is not known here
+            inputs = (str(entry.meta["title"]), entry.sections["prompt"], entry.sections["actions"],
+                      entry.sections["result"])
+            try:
+                self.computed[id(entry)] = (entry, inputs, index.computed_columns(*inputs))
+            except Exception:  # noqa: BLE001 - the refresh computes them again
+                continue
 
     def _write_failed(self, turn: Turn, exc: OSError) -> None:
         # a full disk or a read-only tree: the reservation lapses and the next pass retries
@@ -949,11 +970,12 @@ class _Pass:
                     len(entry.text.encode()), entry.meta)
         return headers
 
-    def _placed_entries(self) -> dict[str, tuple[int, object]]:
-        """(size, parsed entry) of each entry this pass wrote, by `<slug>/bank/<file>.md` (the index's key)."""
+    def _placed_entries(self) -> dict[str, tuple[int, object, tuple[str, str, str] | None]]:
+        """(size, parsed entry, its computed columns if made while it synced) of each entry this pass wrote,
+        by `<slug>/bank/<file>.md` (the index's key)."""
         from ..store import entries
 
-        out: dict[str, tuple[int, object]] = {}
+        out: dict[str, tuple[int, object, tuple[str, str, str] | None]] = {}
         for path, entry in self.placed.items():
             data = entry.text.encode()
             if len(data) > entries.MAX_ENTRY_BYTES:
@@ -964,7 +986,11 @@ class _Pass:
                 parsed = entries.entry_from(entry.meta, entry.sections, where, slug)
             else:
                 parsed = entries.parse_entry(entry.text, where, slug)
-            out[f"{slug}/bank/{where.name}"] = (len(data), parsed)
+            made = self.computed.get(id(entry))
+            computed = None
+            if made is not None and made[1] == (parsed.title, parsed.prompt, parsed.actions, parsed.result):
+                computed = made[2]  # made from the texts the index reads
+            out[f"{slug}/bank/{where.name}"] = (len(data), parsed, computed)
         return out
 
     def _record_identity(self, slug: str, cwd: str) -> None:

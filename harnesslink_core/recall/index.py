@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from ..store.entries import Entry
 
     Terms = Iterable[str | list[str]]  # a term, or a group of alternatives that count as one
-    Written = dict[str, tuple[int, Entry]]  # `<slug>/bank/<file>.md` -> (size in bytes, the entry)
+    # `<slug>/bank/<file>.md` -> (size in bytes, the entry, its `computed_columns` if the writer made them)
+    Written = dict[str, tuple[int, Entry, tuple[str, str, str] | None]]
 
 # 4: `keys`, `detail_keys`, `docs.sketch`, the vocabulary; 5: name+version keys; 6: 32-hash sketches;
 # 7: which vocabulary groups name a concept; 8: sketches of content words. An index of another version is
@@ -290,8 +291,9 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None, written: Wri
     (None: every project, and forget projects that are gone). Cheap when nothing
     changed: one stat per project. Returns how many entries were (re)indexed or
     dropped. Called by the autobank pass after it banks, with the entries it wrote
-    (`written`: their size and parsed content by `<slug>/bank/<file>.md`): an entry
-    of that size on disk is indexed from them, any other is read from its file."""
+    (`written`: their size, parsed content and maybe `computed_columns`, by
+    `<slug>/bank/<file>.md`): an entry of that size on disk is indexed from them,
+    any other is read from its file."""
     with open_index(locs) as conn:
         _refresh_vocabulary(conn)
         changed = sync(conn, locs, projects, written=written)
@@ -385,8 +387,9 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
             if path in known:
                 _delete_doc(conn, known[path][0])
             held = written.get(path) if written else None
-            if _insert_doc(conn, file, slug, path, mtime, size, forgotten,
-                           held[1] if held is not None and held[0] == size else None):
+            if held is not None and held[0] != size:
+                held = None  # changed since it was written: read it
+            if _insert_doc(conn, file, slug, path, mtime, size, forgotten, *(held[1:] if held else ())):
                 changed += 1
             if indexed is not None:
                 indexed()
@@ -473,12 +476,9 @@ def _forgotten(locs: Locations):
 
 
 def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime: int, size: int,
-                forgotten=None, entry: Entry | None = None) -> bool:
-    """Index one entry: `entry` if the caller has it parsed already, else read from `file`."""
-    from .fingerprint import sketch
-    from .terms import is_filler
-    from .tokens import derived_keys
-
+                forgotten=None, entry: Entry | None = None, computed: tuple[str, str, str] | None = None) -> bool:
+    """Index one entry: `entry` if the caller has it parsed already, else read from `file`; `computed`: its
+    `computed_columns`, if the caller made them already."""
     if entry is None:
         from pathlib import Path
 
@@ -487,24 +487,35 @@ def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime:
         entry = read_entry(Path(file), slug)
     if entry is None:
         return False
-    is_word = lambda word: not is_filler(word)
     if forgotten and forgotten.covers(slug, os.path.basename(file), entry.turn_key):
         return False  # forgotten, and back in the tree (a cloud pull): never searchable again
+    actions = actions_digest(entry.actions)
+    sketch, keys, detail_keys = computed or computed_columns(entry.title, entry.prompt, entry.actions, entry.result)
     cur = conn.execute(
         "INSERT INTO docs(path, project, mtime_ns, size, ts, title, harness, source, session_id, turn_key, cwd,"
         " sketch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (rel, slug, mtime, size, entry.ts, entry.title, entry.harness, entry.source,
-         entry.session_id, entry.turn_key, entry.cwd, sketch(entry.prompt, entry.result)),
+         entry.session_id, entry.turn_key, entry.cwd, sketch),
     )
-    actions = actions_digest(entry.actions)
     conn.execute(
         f"INSERT INTO fts(rowid, {', '.join(COLUMNS)}) VALUES (?,?,?,?,?,?,?,?,?)",
-        (cur.lastrowid, entry.title, " ".join(entry.tags), entry.prompt, actions, entry.result,
-         derived_keys(f"{entry.title}\n{entry.prompt}", is_word),
-         derived_keys(f"{actions}\n{entry.result[:KEYS_SCAN_CHARS]}", is_word),
+        (cur.lastrowid, entry.title, " ".join(entry.tags), entry.prompt, actions, entry.result, keys, detail_keys,
          scope_token(slug)),
     )
     return True
+
+
+def computed_columns(title: str, prompt: str, actions: str, result: str) -> tuple[str, str, str]:
+    """What the index computes from an entry's text: its fingerprint (`docs.sketch`) and the derived keys of
+    its title and prompt (`keys`) and of its actions and result (`detail_keys`). A writer may make them while
+    its files sync, and hand them to `refresh` with the entry."""
+    from .fingerprint import sketch
+    from .terms import is_filler
+    from .tokens import derived_keys
+
+    is_word = lambda word: not is_filler(word)
+    return (sketch(prompt, result), derived_keys(f"{title}\n{prompt}", is_word),
+            derived_keys(f"{actions_digest(actions)}\n{result[:KEYS_SCAN_CHARS]}", is_word))
 
 
 def scope_token(slug: str) -> str:

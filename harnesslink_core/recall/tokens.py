@@ -231,13 +231,13 @@ def derived_keys(text: str, is_word: Callable[[str], bool]) -> str:
     import re  # index time only
     from itertools import islice
 
+    patterns = _patterns()
     keys: dict[str, None] = {}
-    for match in re.finditer(_IDENTIFIER, text):
-        word = match.group(0)
+    for word in _identifiers(text, patterns):
         parts = identifier_parts(word)
         if parts:
             keys["".join(parts) if "_" in word else " ".join(parts)] = None
-    for match in islice(re.finditer(_SHORT_VERSION, text), MAX_VERSION_KEYS):
+    for match in islice(patterns[2].finditer(text), MAX_VERSION_KEYS):
         number = match.group(0).lower().lstrip("v")
         before = re.findall(r"[^\W_]+", text[max(0, match.start() - 80):match.start()])[-VERSION_REACH:]
         for word in (w.lower() for w in before):
@@ -248,5 +248,47 @@ def derived_keys(text: str, is_word: Callable[[str], bool]) -> str:
 
 VERSION_REACH = 5  # words before a version that it may belong to
 MAX_VERSION_KEYS = 24  # versions joined per text: a log full of numbers adds no more
-_IDENTIFIER = r"\b[A-Za-z]\w*?(?:_|[a-z0-9][A-Z]|[A-Z]{2}[a-z])\w*"  # index time only
-_SHORT_VERSION = r"(?<![\w.$-])[vV]?\d{1,2}(?:\.\d+){0,2}\b(?!\.\d)"  # `22`, `v18`, `2.10`, `3.4.0`; index time only
+# What `_identifiers` finds: a word that starts with a letter and holds, past its first character, a `_`,
+# a lower-case letter or digit before a capital, or two capitals before a lower-case letter.
+_IDENTIFIER = r"\b[A-Za-z]\w*?(?:_|[a-z0-9][A-Z]|[A-Z]{2}[a-z])\w*"
+# Where one of those marks is, found by the character it turns on (`_` or a capital: `re` skips every
+# other character without trying it; `_IDENTIFIER` tries each word character, 5x slower at index time).
+_IDENTIFIER_MARK = r"[_A-Z](?:(?<=_)|(?<=[a-z0-9][A-Z])|(?<=[A-Z][A-Z])(?=[a-z]))"
+# `22`, `v18`, `2.10`, `3.4.0`: `(?<![\w.$-])[vV]?\d{1,2}(?:\.\d+){0,2}\b(?!\.\d)`, written to start with
+# the character it needs (the same matches, twice as fast)
+_SHORT_VERSION = r"[vV\d](?<![\w.$-].)(?:(?<=[vV])\d{1,2}|(?<=\d)\d?)(?:\.\d+){0,2}\b(?!\.\d)"
+_PATTERNS: tuple | None = None  # (mark, rest of a word, short version), compiled on first use: index time
+
+
+def _patterns() -> tuple:
+    global _PATTERNS
+    if _PATTERNS is None:
+        import re
+
+        _PATTERNS = (re.compile(_IDENTIFIER_MARK), re.compile(r"\w*"), re.compile(_SHORT_VERSION))
+    return _PATTERNS
+
+
+def _identifiers(text: str, patterns: tuple) -> list[str]:
+    """What `re.findall(_IDENTIFIER, text)` finds: each word holding a mark past its first character."""
+    marks, word_rest = patterns[0], patterns[1]
+    found: list[str] = []
+    done = 0  # where the last word looked at ended
+    for mark in marks.finditer(text):
+        at = mark.start()
+        if at < done:
+            continue
+        start = at
+        while start and (text[start - 1].isalnum() or text[start - 1] == "_"):  # `\w`, as `re` reads it
+            start -= 1
+        done = end = word_rest.match(text, at).end()
+        first = text[start]
+        if not ("a" <= first <= "z" or "A" <= first <= "Z"):
+            continue
+        while mark is not None:  # the mark begins at the `_`, or at the character before the capital
+            begins = mark.start() if text[mark.start()] == "_" else mark.start() - 1
+            if begins > start:
+                found.append(text[start:end])
+                break
+            mark = marks.search(text, mark.start() + 1, end)
+    return found

@@ -17,6 +17,10 @@ from ..model import Turn
 from ..redact import redact, redact_value
 from .scope import project_slug
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's pass)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 PROMPT_CAP = 2_000
 RESULT_CAP = 4_000
 ACTION_LINE_CAP = 400
@@ -292,11 +296,7 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
             staged.unlink(missing_ok=True)
         raise
     try:
-        suffix = hashlib.blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
-        candidates = [entry.name_stem, f"{entry.name_stem}-{suffix}"] + [
-            f"{entry.name_stem}-{suffix}-{n}" for n in range(2, 100)
-        ]
-        for stem in candidates:
+        for stem in _candidates(entry):
             target = bank_dir / f"{stem}.md"
             if _place(tmp, target):
                 if sync_folder:
@@ -307,6 +307,15 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
         raise FileExistsError(f"no free name for {entry.name_stem} in {bank_dir}")
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _candidates(entry: Entry):
+    """The names an entry may take, in order (made one at a time: nearly every entry takes the first)."""
+    yield entry.name_stem
+    suffix = hashlib.blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
+    yield f"{entry.name_stem}-{suffix}"
+    for n in range(2, 100):
+        yield f"{entry.name_stem}-{suffix}-{n}"
 
 
 def stage(bank_dir: Path, entry: Entry) -> Path:
@@ -326,12 +335,18 @@ SYNC_THREADS = 16  # concurrent fsyncs share the file system's journal commits (
 # too measured slower: each journal commit then waits for more of them)
 
 
-def sync_staged(paths: list[Path]) -> list[OSError | None]:
+def sync_staged(paths: list[Path], meanwhile: Callable[[], None] | None = None) -> list[OSError | None]:
     """fsync each staged file, several at a time; for each, the error that kept it from the disk (and
-    the file is removed then) or None."""
+    the file is removed then) or None. `meanwhile` is run in this thread while the disk works."""
     if len(paths) < 2:
-        return [_sync(p) for p in paths]
-    return list(_pool().map(_sync, paths))
+        errors = [_sync(p) for p in paths]
+        if meanwhile is not None:
+            meanwhile()
+        return errors
+    pending = [_pool().submit(_sync, p) for p in paths]
+    if meanwhile is not None:
+        meanwhile()
+    return [job.result() for job in pending]
 
 
 def _sync(path: Path) -> OSError | None:
