@@ -951,10 +951,11 @@ class _Pass:
         in their projects' TRUST.md, never applied. After the index is refreshed: the candidates come from it.
         A pass without `detect` (a hook's) keeps the list for the next one that has it."""
         placed = sorted(self.placed)
+        if not self.detect and not placed:
+            return  # a hook's pass that banked nothing: not even the ledger is asked
         pending = self._pending_detection()
         if not self.detect:
-            if placed:
-                self._save_pending_detection((pending + [p for p in placed if p not in pending])[-DETECT_PENDING_MAX:])
+            self._save_pending_detection((pending + [p for p in placed if p not in pending])[-DETECT_PENDING_MAX:])
             return
         todo = list(dict.fromkeys(pending + placed))
         if not todo:
