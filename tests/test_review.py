@@ -206,7 +206,7 @@ def test_all_reviews_every_project_and_the_default_only_this_one(world, capsys):
     assert listed == {world.learning, world.noisy, blog}
 
 
-def test_nothing_proposes_supersessions_yet(world):
+def test_entries_no_detector_looked_at_have_no_proposals(world):
     assert review.proposed_supersessions(world.locs, [SLUG]) == []
     assert "proposed" not in {item["kind"] for item in world.listed()}
 

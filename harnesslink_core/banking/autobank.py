@@ -51,6 +51,7 @@ STOP_WAIT = 10.0  # a stop signal waits this long for the lock
 STOP_RETRIES = 20  # ... and re-reads a transcript that lags behind the hook this often
 STOP_RETRY_DELAY = 0.1
 COMMIT_WAIT = 10.0  # a pass that has read a batch waits this long to take the lock again and write it
+DETECT_PENDING_MAX = 2000  # entries a hook's passes leave for the next detecting pass (the newest kept)
 BATCH_TURNS = 256  # entries written (and synced together) under one hold of the lock (~0.2 s for 256)
 LOCK_POLL = 0.05
 DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
@@ -184,9 +185,13 @@ def run_pass(
     budget: int = DEFAULT_BUDGET,
     wait: float = 0.0,
     now: float | None = None,
+    detect: bool = False,
 ) -> PassReport:
     """One incremental pass. Never raises for a transcript's fault; returns at once if another pass
     holds the lock.
+
+    With `detect` (the background pass, a backfill) it proposes supersessions for the entries it and the
+    hooks' passes placed (`control.detect`); a hook's pass only notes what it placed for the next one.
 
     With a stop signal it waits (up to STOP_WAIT seconds) for the lock instead: the harness
     waits for its Stop hook anyway, and the turn should be in the bank when the CLI exits.
@@ -205,7 +210,7 @@ def run_pass(
             report = PassReport()
             for _ in range(STOP_RETRIES):
                 report = _Pass(locs, ledger, budget, now if now is not None else clock.now(), lock,
-                               max(wait, COMMIT_WAIT)).run(harnesses=harnesses, paths=paths, stop=stop)
+                               max(wait, COMMIT_WAIT), detect).run(harnesses=harnesses, paths=paths, stop=stop)
                 if not report.stop_waiting or report.locked:
                     break
                 # the harness said the turn ended, but its transcript lags behind: give it a moment
@@ -243,7 +248,7 @@ def drain(locs: Locations, *, harnesses: list[str] | None = None, wait: float = 
     """Run passes until no backlog is left; the totals of all of them."""
     total = PassReport()
     for n in range(max_passes):
-        report = run_pass(locs, harnesses=harnesses, wait=wait, budget=budget)
+        report = run_pass(locs, harnesses=harnesses, wait=wait, budget=budget, detect=True)
         if report.locked:
             total.locked = True
             break
@@ -345,8 +350,9 @@ class _LockLost(Exception):
 
 class _Pass:
     def __init__(self, locs: Locations, ledger: Ledger, budget: int, now: float, lock: PassLock | None = None,
-                 commit_wait: float = COMMIT_WAIT):
+                 commit_wait: float = COMMIT_WAIT, detect: bool = False):
         self.locs = locs
+        self.detect = detect
         self.ledger = ledger
         self.lock = lock or _Held()
         self.budget = budget
@@ -393,6 +399,7 @@ class _Pass:
                     self._error(f"{name}: pass failed: {exc!r}", name, None, exc)
             self._locked()
             self._finish_projects()
+            self._propose_supersessions()
         except _LockLost:
             self.report.locked = True
             return self.report
@@ -959,6 +966,44 @@ class _Pass:
         if self.report.touched and not self._refresh_index():
             failed_projects |= self.report.touched
         self._save_unfinished(ahead, failed_sessions, failed_projects)
+
+    def _propose_supersessions(self) -> None:
+        """Supersessions the entries placed since the last detecting pass may bring (`control.detect`), proposed
+        in their projects' TRUST.md, never applied. After the index is refreshed: the candidates come from it.
+        A pass without `detect` (a hook's) keeps the list for the next one that has it."""
+        placed = sorted(self.placed)
+        if not self.detect and not placed:
+            return  # a hook's pass that banked nothing: not even the ledger is asked
+        pending = self._pending_detection()
+        if not self.detect:
+            self._save_pending_detection((pending + [p for p in placed if p not in pending])[-DETECT_PENDING_MAX:])
+            return
+        todo = list(dict.fromkeys(pending + placed))
+        if not todo:
+            return
+        try:
+            from ..control import detect
+
+            detect.propose(self.locs, [p for p in todo if os.path.exists(p)])
+        except Exception as exc:  # noqa: BLE001 - a proposal missed must never stop the bank
+            self._error(f"supersession detection failed: {exc!r}", None, None, exc)
+        if pending:
+            self._save_pending_detection([])
+
+    def _pending_detection(self) -> list[str]:
+        try:
+            value = wirejson.loads(self.ledger.get_meta("detect_pending") or "[]")
+        except (ValueError, _sqlite3().Error):
+            value = []
+        return [p for p in value if isinstance(p, str)] if isinstance(value, list) else []
+
+    def _save_pending_detection(self, paths: list[str]) -> None:
+        import json
+
+        try:
+            self.ledger.set_meta("detect_pending", json.dumps(paths))
+        except _sqlite3().Error as exc:
+            log.error(self.locs, "could not remember which entries to look at for supersessions", exc)
 
     def _placed_headers(self) -> dict[str, dict[str, tuple[int, dict[str, object]]]]:
         """(size, frontmatter) of each entry this pass wrote whose frontmatter it knows, by project and file name."""

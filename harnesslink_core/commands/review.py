@@ -40,8 +40,9 @@ KEYS = "k keep · f forget · s supersede · c confirm · n/Enter next · q quit
 WORDS = f"""why an entry is listed, in this order (each entry once, with every reason it has):
   recorded   an agent recorded it as a learning (memory_bank, actor mcp:<harness>) and no person has
              looked at it yet
-  proposed   a newer entry is proposed to supersede it, not applied until you say so (nothing proposes
-             supersessions yet; an agent's memory_bank {{supersedes}} applies its own)
+  proposed   a newer entry of the same project and folder is proposed to supersede it: it says the subject
+             changed ("from X to Y" where this one set up X), touched the same files; not applied until
+             you say so (s, then Enter); k rejects it, and it is never proposed again
   unopened   the prompt hook gave it to at least {GIVEN_OFTEN} sessions and none of them opened it
              (memory_get, or a read of its file): it may be noise; nothing is deleted for it on its own
 keys, one per entry, on a terminal:
@@ -82,12 +83,10 @@ class Proposal:
 
 
 def proposed_supersessions(locs: Locations, slugs: list[str]) -> list[Proposal]:
-    """The supersessions proposed for these projects' entries: the one place `review` takes them from.
-
-    Nothing proposes any yet. The detector issue 21 asks for (a newer entry of the same project that
-    touched the same files and says the subject changed, measured on labelled pairs) returns its
-    proposals here; the ones its evidence makes certain it applies itself, through `control.supersede`."""
-    return []
+    """The supersessions proposed for these projects' entries and not yet decided: the one place `review`
+    takes them from. The detector (`control.detect`, run by the background pass) writes them into each
+    project's TRUST.md, so every machine that pulls the tree lists the same ones; it never applies one."""
+    return [Proposal(p.entry, p.newer, p.evidence) for p in trust.read_proposals(locs, slugs)]
 
 
 class Item:
@@ -336,7 +335,11 @@ def _decide(locs: Locations, item: Item, key: str, terminal: Terminal, cwd: str)
 
 
 def keep(locs: Locations, item: Item) -> None:
-    """A person kept the entry as it is: one `reviewed` record naming the reasons it was kept for."""
+    """A person kept the entry as it is: one `reviewed` record naming the reasons it was kept for; for a
+    proposal, a `rejected` line in TRUST.md too, so no machine proposes the pair again."""
+    if item.newer:
+        trust.append_proposal(locs, trust.Proposal(clock.iso(clock.now()), trust.REJECTED, item.entry, item.newer,
+                                                   ACTOR))
     history.append(locs, [history.event("reviewed", ACTOR, entry=item.entry, detail=KEPT + ", ".join(item.reasons))])
 
 

@@ -16,6 +16,15 @@ confirmation stands and nothing supersedes it; current otherwise. Two times come
 entry was recorded (its file's time; `ts` is when the work happened) and when it stopped being current
 (the supersession's line). `state(..., as_of=T)` is the state as it stood at T.
 
+Detection (`control.detect`) only proposes; its lines sit in the same file and never count as a supersession:
+
+    - 2026-08-28T10:33:00.000Z proposed superseded `<slug>/bank/<old>.md` by `<slug>/bank/<new>.md` (autobank:pi) — <evidence>
+    - 2026-08-28T10:34:00.000Z rejected superseded `<slug>/bank/<old>.md` by `<slug>/bank/<new>.md` (cli)
+
+A proposal is open until a person decides the pair: accepting writes an ordinary `superseded` line, rejecting a
+`rejected` one; either way (an undo too) the pair is never proposed again. `parse_line` reads neither, so a
+reader that knows no proposals (the prompt hook, an older version on another machine) skips them.
+
 `superseded_paths` is on the prompt hook's path: stdlib `os` only, one failed open per project
 without a file, and no time parsed.
 """
@@ -32,11 +41,14 @@ HEADER = """# Trust state of this project's entries
 Entries superseded by a newer one are no longer given to sessions (a search still finds them, marked);
 confirmed entries are ones a person said still hold. Written by `harnesslink supersede`, `harnesslink
 confirm` and the memory tool `memory_bank {supersedes}`. One event a line, newest last; for each entry
-(and each pair) the last line wins, and `undo` takes an event back. Lines that do not read as an
-event are skipped.
+(and each pair) the last line wins, and `undo` takes an event back. A `proposed` line is a detector's
+suggestion, never a supersession until a person accepts it in `harnesslink review`. Lines that do not
+read as an event are skipped.
 
 """
 SUPERSEDED, CONFIRMED = "superseded", "confirmed"
+PROPOSED, REJECTED = "proposed", "rejected"  # a detector's proposal, and a person's no to it
+EVIDENCE_CHARS = 400
 MAX_READ = 4 * 1024 * 1024  # a file this large is not ours: its start is read
 
 
@@ -222,6 +234,87 @@ def as_of_time(text: str) -> float:
     return seconds
 
 
+# --- proposals ---------------------------------------------------------------------------------------------
+
+
+class Proposal:
+    """A supersession proposed (or, `kind` REJECTED, refused): `newer` would supersede `entry`, for the
+    reason `evidence` says in words."""
+
+    __slots__ = ("time", "kind", "entry", "newer", "actor", "evidence")
+
+    def __init__(self, time: str, kind: str, entry: str, newer: str, actor: str, evidence: str = "") -> None:
+        self.time, self.kind, self.entry, self.newer, self.actor = time, kind, entry, newer, actor
+        self.evidence = " ".join(evidence.replace("`", "'").split())[:EVIDENCE_CHARS]
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.entry, self.newer
+
+    def line(self) -> str:
+        said = f" — {self.evidence}" if self.kind == PROPOSED and self.evidence else ""
+        return f"- {self.time} {self.kind} {SUPERSEDED} `{self.entry}` by `{self.newer}` ({self.actor}){said}"
+
+    def __repr__(self) -> str:
+        return f"Proposal({self.line()!r})"
+
+
+def parse_proposal(line: str) -> Proposal | None:
+    """The proposal (or rejection) a line says, or None when it says none."""
+    parts = line.strip().split("`")
+    lead = parts[0].split()
+    if (len(parts) != 5 or len(lead) != 4 or lead[0] != "-" or not _looks_like_time(lead[1])
+            or lead[2] not in (PROPOSED, REJECTED) or lead[3] != SUPERSEDED or parts[2].strip() != "by"):
+        return None
+    entry, newer, tail = parts[1], parts[3], parts[4].strip()
+    if not (is_entry_path(entry) and is_entry_path(newer)) or entry == newer or not tail.startswith("("):
+        return None
+    actor, _, evidence = tail[1:].partition(")")
+    return Proposal(lead[1], lead[2], entry, newer, actor.strip(), evidence.strip().lstrip("—:-").strip())
+
+
+def read_proposals(locs: Locations, slugs) -> list[Proposal]:
+    """The open proposals of these projects' entries, oldest first: proposed, and the pair never decided
+    since (no `superseded` line for it, undo or not, and no `rejected` one)."""
+    proposed: dict[tuple[str, str], Proposal] = {}
+    decided: set[tuple[str, str]] = set()
+    for slug in dict.fromkeys(slugs):
+        text = _read(os.path.join(locs.memories_path, slug, TRUST_FILE))
+        own = slug + "/bank/"
+        for line in text.splitlines() if text else ():
+            if not line.startswith("- "):
+                continue
+            event = parse_line(line)
+            if event is not None:
+                if event.kind == SUPERSEDED and event.entry.startswith(own):
+                    decided.add((event.entry, event.newer))
+                continue
+            said = parse_proposal(line)
+            if said is None or not said.entry.startswith(own):
+                continue
+            if said.kind == REJECTED:
+                decided.add(said.pair)
+            else:
+                proposed.setdefault(said.pair, said)
+    return [p for pair, p in proposed.items() if pair not in decided]
+
+
+def decided_or_proposed(locs: Locations, slug: str) -> set[tuple[str, str]]:
+    """Every pair of this project's file that is proposed, superseded (or undone) or rejected: a detector
+    proposes none of them again."""
+    pairs: set[tuple[str, str]] = set()
+    text = _read(os.path.join(locs.memories_path, slug, TRUST_FILE))
+    for line in text.splitlines() if text else ():
+        if line.startswith("- "):
+            event = parse_line(line)
+            said = parse_proposal(line) if event is None else None
+            if event is not None and event.kind == SUPERSEDED:
+                pairs.add((event.entry, event.newer))
+            elif said is not None:
+                pairs.add(said.pair)
+    return pairs
+
+
 # --- writing ---------------------------------------------------------------------------------------------
 
 
@@ -230,7 +323,18 @@ def append(locs: Locations, event: Event) -> str:
     file's path. One `write` on an O_APPEND descriptor: two writers never interleave a line."""
     if parse_line(event.line()) is None or any(c in event.actor for c in "()`\n\r"):
         raise ValueError(f"not an event that reads back: {event!r}")
-    folder = os.path.join(locs.memories_path, event.entry.split("/", 1)[0])
+    return _append_line(locs, event.entry, event.line())
+
+
+def append_proposal(locs: Locations, proposal: Proposal) -> str:
+    """Add a proposal (or a rejection) at the end of its older entry's project's TRUST.md, as `append` does."""
+    if parse_proposal(proposal.line()) is None or any(c in proposal.actor for c in "()`\n\r"):
+        raise ValueError(f"not a proposal that reads back: {proposal!r}")
+    return _append_line(locs, proposal.entry, proposal.line())
+
+
+def _append_line(locs: Locations, entry: str, line: str) -> str:
+    folder = os.path.join(locs.memories_path, entry.split("/", 1)[0])
     path = os.path.join(folder, TRUST_FILE)
     os.makedirs(folder, exist_ok=True)
     try:
@@ -240,7 +344,7 @@ def append(locs: Locations, event: Event) -> str:
     else:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(HEADER)
-    data = event.line() + "\n"
+    data = line + "\n"
     if not _ends_with_newline(path):  # a hand edit left the last line open
         data = "\n" + data
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
