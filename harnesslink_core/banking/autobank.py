@@ -303,13 +303,23 @@ def _unread(st: os.stat_result, rec: FileRecord | None, window: float, now: floa
         return 0 if st.st_mtime < window else st.st_size
     if (rec.excluded or "").startswith(KEPT_OUT):
         return 0  # never read past its cwd while its project is kept out
-    unchanged = (rec.size, rec.mtime, rec.ino) == (st.st_size, st.st_mtime, st.st_ino)
-    due = rec.open_turns > 0 and rec.next_check is not None and now >= rec.next_check
-    if unchanged and not due:
+    if not _read_again(st, rec, now):
         return 0
     if st.st_size < rec.read_end:
         return st.st_size  # shrank: read again from the start
     return st.st_size - rec.resume
+
+
+def _read_again(st: os.stat_result, rec: FileRecord, now: float, stopped_session: str | None = None) -> bool:
+    """Whether a pass reads a transcript it read before: it changed, or it has an open turn whose
+    session just stopped or whose next check is due."""
+    if (rec.size, rec.mtime, rec.ino) != (st.st_size, st.st_mtime, st.st_ino):
+        return True
+    if rec.open_turns == 0:
+        return False
+    if stopped_session is not None and rec.session_id == stopped_session:
+        return True
+    return rec.next_check is not None and now >= rec.next_check
 
 
 def _enabled(locs: Locations, requested: list[str] | None, switches: config.Switches | None = None) -> list[str]:
@@ -499,14 +509,7 @@ class _Pass:
                                                      size=st.st_size, mtime=st.st_mtime))
                 return False
             return True
-        unchanged = (rec.size, rec.mtime, rec.ino) == (st.st_size, st.st_mtime, st.st_ino)
-        if not unchanged:
-            return True
-        if rec.open_turns == 0:
-            return False
-        if stop is not None and rec.session_id == stop.session_id:
-            return True
-        return rec.next_check is not None and self.now >= rec.next_check
+        return _read_again(st, rec, self.now, stop.session_id if stop is not None else None)
 
     def _kept_out(self, cwd: str | None) -> str | None:
         if not cwd:

@@ -34,12 +34,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Every change to memory and every use of it, newest first: by default this folder's project "
                     "and the projects linked to it.",
         epilog=WORDS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    scope = parser.add_mutually_exclusive_group()
-    scope.add_argument("--project", help="this project instead: a folder path or a slug")
-    scope.add_argument("--all", action="store_true", help="every project")
+    add_scope_arguments(parser)
     parser.add_argument("--entry", help="only this entry: its id (<project>/bank/<file>.md), file name or time id")
     parser.add_argument("--since", help="only from this date on (YYYY-MM-DD or an ISO time, UTC)")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
+
+
+def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--project DIR|SLUG` or `--all`, which `projects` reads (history, review)."""
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--project", help="this project instead: a folder path or a slug")
+    scope.add_argument("--all", action="store_true", help="every project")
 
 
 def projects(args: argparse.Namespace, locs: Locations) -> list[str] | None:

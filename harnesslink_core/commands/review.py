@@ -28,6 +28,7 @@ from ..paths import Locations
 from ..store import history, trust
 from ..store.entries import read_entry
 from ..store.scope import all_projects, project_slug
+from .history import add_scope_arguments
 from .history import projects as projects_in_scope
 
 ACTOR = "cli"
@@ -64,9 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Each item with its title, date, harness, project, an excerpt and why it is listed; on a "
                     "terminal one key decides it. By default this folder's project and the projects linked to it.",
         epilog=WORDS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    scope = parser.add_mutually_exclusive_group()
-    scope.add_argument("--project", help="this project instead: a folder path or a slug")
-    scope.add_argument("--all", action="store_true", help="every project")
+    add_scope_arguments(parser)
     parser.add_argument("--json", action="store_true", help="list the items as JSON and ask nothing")
 
 
