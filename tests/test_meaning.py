@@ -42,13 +42,14 @@ def test_the_model_table_is_what_its_build_recorded():
     assert meta["licence"] == "Apache-2.0"
 
 
-def test_a_prompt_vector_needs_no_numpy_and_no_re():
+def test_a_prompt_vector_needs_no_numpy_and_no_re(tmp_path):
     """What the prompt's side costs: the package, sqlite3 and the table; no numpy, no `re` (the hot path's list)."""
     code = ("import sys\nfrom harnesslink_core.recall import meaning\n"
             "v = meaning.load().vector('why did signing in stop working right after 12am?')\n"
             "assert len(v) == meaning.DIMS\nprint(' '.join(sys.modules))")
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(REPO)})
+                         env={"PYTHONPATH": str(REPO), "HOME": str(tmp_path),
+                              "HARNESSLINK_HOME": str(tmp_path / ".superpi" / "agent")})
     loaded = set(out.stdout.split())
     assert not loaded & {"numpy", "re", "json", "onnxruntime", "torch", "unicodedata"}, loaded
 

@@ -114,17 +114,14 @@ class Hit:
         "also",
         "doc_id",
         "evidence",
-        "features",
         "harness",
         "matched",
         "path",
-        "probability",
         "project",
         "prompt",
         "result",
         "score",
         "session_id",
-        "similarity",
         "sketch",
         "source",
         "title",
@@ -149,10 +146,7 @@ class Hit:
         self.evidence = 0.0
         self.sketch = ""  # content fingerprint
         self.also: list[Hit] = []  # copies of the same content folded into this match
-        self.why = ""  # what let it in, when that is not the ordinary floor
-        self.similarity: float | None = None  # cosine of the prompt's and the entry's meaning vectors
-        self.features: dict[str, float] = {}  # what the decision read (`decision.features`)
-        self.probability = 0.0  # what it made of them
+        self.why = ""  # what let it in, or (a pull) where each list ranked it
 
     def __repr__(self) -> str:
         return f"Hit({self.path!r}, score={self.score:.2f}, matched={self.matched})"

@@ -41,7 +41,7 @@ MEANING_ALONE = 0.2  # the cosine an entry no word found needs to be returned at
 
 def query_terms(query: str) -> list[str]:
     """The query's meaningful words; all its words if none is meaningful."""
-    return meaningful_terms(query) or list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:16]
+    return meaningful_terms(query) or every_word(query)[:16]
 
 
 def every_word(query: str) -> list[str]:
