@@ -328,7 +328,24 @@ def session_context(ctx: Context) -> str:
         ctx.notes.append(f"dropped under the budget: {', '.join(brief.dropped)}")
     if handoff:
         ctx.notes.append(f"handoff from `harnesslink resume`: {len(handoff)} characters (taken once)")
+    if brief.given and not ctx.opts.dry_run and ctx.session:
+        _remember_brief(ctx, brief.given)
     return "\n\n".join(text for text in (handoff, brief.text) if text)
+
+
+def _remember_brief(ctx: Context, entries: list[str]) -> None:
+    """The entries the brief lists are given to the session too (a later open of one counts), after the answer."""
+    from .store.injected import Given
+
+    given = Given(ctx.locs, ctx.harness, ctx.session)
+
+    def remember() -> None:
+        try:
+            given.add(entries, in_brief=True)
+        finally:
+            given.close()
+
+    ctx.after_answer(remember, "could not remember the entries the brief listed")
 
 
 def stop(ctx: Context) -> None:

@@ -242,6 +242,7 @@ def memory_search(args: dict, session: Session) -> str:
     from .recall.framing import frame, neutralise, one_line
     from .recall.pull import query_terms, recall
     from .store import trust
+    from .store.injected import use_counts
     from .store.scope import scope_folders
 
     query = _text(args, "query", required=True)
@@ -257,7 +258,7 @@ def memory_search(args: dict, session: Session) -> str:
         index.sync(conn, session.locs, projects)
         state = trust.state(session.locs, projects, as_of=as_of)
         hits = recall(conn, query, projects, limit=limit, exclude_paths=index.foreign_paths(conn, folders),
-                      trust=state)
+                      trust=state, use=use_counts(session.locs))
     then = f" as of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(as_of))}" if as_of is not None else ""
     if not hits:
         return f"No memory entries match {one_line(query, 120)!r} in {where}{then}."

@@ -12,6 +12,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -320,3 +321,120 @@ def test_supersede_restore_and_confirm_are_listed_once_with_their_actors(tmp_pat
                       ("confirmed", "cli", newer_id, ""),
                       ("recorded", "mcp:codex", learning, "Cookie expiry: the auth service owns it."),
                       ("superseded", "mcp:codex", login, f"by {learning}")]
+
+
+# --- use from an answer, and what a brief lists ---------------------------------------------------------
+
+FACTFUL_ANSWER = ("From memory: the fix was in session.py, which computes the cookie expiry with "
+                  "datetime.now(timezone.utc); tests/test_login.py is the test that caught it.")
+
+
+def answering(home: Path, answer: str, calls: tuple[tuple[str, dict], ...] = ()) -> ClaudeSession:
+    """A session whose turn starts now: after it was given what a test gives it."""
+    s = ClaudeSession(home, cwd=SHOP, start=datetime.now(timezone.utc))
+    s.prompt(PROMPT)
+    for tool, args in calls:
+        s.tool(tool, args, output="...")
+    s.answer(answer)
+    s.end_of_turn()
+    return s
+
+
+def test_an_answer_that_repeats_a_given_entrys_facts_used_it(tmp_path: Path) -> None:
+    env = make_env(tmp_path)
+    home, locs = Path(env["HOME"]), locations(env)
+    bank_the_login_fix(home)
+    [path] = autobank.run_pass(locs).entries
+    entry = history.entry_id(path)
+    s = answering(home, FACTFUL_ANSWER)
+    Given(locs, "claude-code", s.session_id).add([entry])
+    s.flush()
+    autobank.run_pass(locs)
+    [opened] = [r for r in history.read(locs) if r["event"] == "opened"]
+    assert (opened["entry"], opened["session"], opened["detail"]) == (entry, s.session_id, "answer")
+
+
+@pytest.mark.parametrize("case", ["found by itself", "never given", "too few facts", "its own entry"])
+def test_an_answer_with_the_facts_from_elsewhere_did_not_use_the_entry(tmp_path: Path, case: str) -> None:
+    """Facts the turn's own tool calls or prompt hold came from there; an entry the session was never
+    given, or one of its own earlier turns, was not used from memory; two facts are not enough."""
+    env = make_env(tmp_path)
+    home, locs = Path(env["HOME"]), locations(env)
+    if case == "its own entry":
+        s = ClaudeSession(home, cwd=SHOP, start=datetime.now(timezone.utc))
+        s.prompt("The login test fails every night around midnight, find out why")
+        s.tool("Bash", {"command": "pytest tests/test_login.py -x"}, output="1 failed: user logged out")
+        s.tool("Edit", {"file_path": f"{SHOP}/src/auth/session.py", "old_string": "datetime.now()",
+                        "new_string": "datetime.now(timezone.utc)"})
+        s.answer("The session cookie expiry was computed from local time instead of UTC; session.py now uses "
+                 "datetime.now(timezone.utc) for the cookie expiry, so signing in works at any hour." + "." * 200)
+        s.end_of_turn()
+        s.flush()
+        [path] = autobank.run_pass(locs).entries
+        Given(locs, "claude-code", s.session_id).add([history.entry_id(path)])
+        s.prompt("and which test caught it?")
+        s.answer(FACTFUL_ANSWER)
+        s.end_of_turn()
+        s.flush()
+        autobank.run_pass(locs)
+        assert [r for r in history.read(locs) if r["event"] == "opened"] == []
+        return
+    bank_the_login_fix(home)
+    [path] = autobank.run_pass(locs).entries
+    answer = FACTFUL_ANSWER if case != "too few facts" else "The fix was in session.py, using datetime.now(timezone.utc)."
+    calls = ((("Bash", {"command": "grep -n 'datetime.now(timezone.utc)' src/auth/session.py"}),)
+             if case == "found by itself" else ())
+    s = answering(home, answer, calls)
+    if case != "never given":
+        Given(locs, "claude-code", s.session_id).add([history.entry_id(path)])
+    s.flush()
+    autobank.run_pass(locs)
+    assert [r for r in history.read(locs) if r["event"] == "opened"] == []
+
+
+def test_the_entries_a_brief_lists_are_given_and_a_later_open_counts(tmp_path: Path) -> None:
+    """The real session-start hook records what its brief listed (after its answer), apart from what the
+    prompt hook gives: the prompt hook may still give the entry in full, and status counts each apart."""
+    env = make_env(tmp_path)
+    home, locs = Path(env["HOME"]), locations(env)
+    bank_the_login_fix(home)
+    [path] = autobank.run_pass(locs).entries
+    entry = history.entry_id(path)
+    s = ClaudeSession(home, cwd=SHOP)
+    out = run_hook(env, "session-start", "--harness", "claude-code",
+                   stdin=json.dumps({"session_id": s.session_id, "cwd": SHOP, "source": "startup"}))
+    assert out.returncode == 0, out.stderr
+    assert path.name in out.stdout.decode()
+    deadline = time.monotonic() + 10
+    while not [r for r in history.read(locs) if r["event"] == "given"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    [given] = [r for r in history.read(locs) if r["event"] == "given"]
+    assert (given["actor"], given["entry"], given["session"], given["detail"]) == (
+        "hook:claude-code", entry, s.session_id, "brief")
+    ask_the_prompt_hook(env, "claude-code", s.session_id)  # the brief's one line does not keep the entry back
+    deadline = time.monotonic() + 10
+    while given_to(locs, s.session_id).count(entry) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert given_to(locs, s.session_id).count(entry) == 2
+    s.prompt(PROMPT)
+    s.tool("Read", {"file_path": str(path)})
+    s.answer("Read it.")
+    s.end_of_turn()
+    s.flush()
+    autobank.run_pass(locs)
+    data = status.collect(locs)["harnesses"]["claude-code"]
+    assert (data["given"], data["opened"], data["briefed"], data["briefed_opened"]) == (1, 1, 1, 1)
+    assert "claude-code: given 1, opened 1 (100 %); listed in briefs 1, opened 1 (100 %)" in status.use_lines(
+        status.collect(locs))
+
+
+def test_a_dry_run_of_the_brief_records_nothing(tmp_path: Path) -> None:
+    env = make_env(tmp_path)
+    home, locs = Path(env["HOME"]), locations(env)
+    bank_the_login_fix(home)
+    autobank.run_pass(locs)
+    out = run_hook(env, "session-start", "--harness", "claude-code", "--dry-run",
+                   stdin=json.dumps({"session_id": "s-dry", "cwd": SHOP, "source": "startup"}))
+    assert out.returncode == 0, out.stderr
+    time.sleep(0.3)
+    assert [r for r in history.read(locs) if r["event"] == "given"] == []

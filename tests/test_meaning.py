@@ -131,13 +131,26 @@ def test_an_index_without_vectors_still_answers(tmp_path):
     try:
         conn.execute("DROP TABLE meaning")
         conn.execute("DROP TABLE meaning_packs")
-        hits = pull.recall(conn, "postgres too many clients", [project_slug(SHOP)], limit=3)
-        assert hits and "too many clients" in hits[0].title
         assert vectors.nearest(conn, meaning.load().vector("postgres"), [project_slug(SHOP)]) == []
         assert vectors.pending(conn) is None
+        hits = pull.recall(conn, "postgres too many clients", [project_slug(SHOP)], limit=3, meaning_weight=0)
+        assert hits and "too many clients" in hits[0].title
         # the background pass builds them again
         assert vectors.fill(conn) == conn.execute("SELECT count(*) FROM docs").fetchone()[0]
         assert vectors.nearest(conn, meaning.load().vector("postgres"), [project_slug(SHOP)])
+    finally:
+        conn.close()
+
+
+def test_a_pull_gives_a_vector_to_what_was_indexed_since_the_last_fill(tmp_path):
+    """An entry just indexed (by the pull's own sync) is ranked by meaning too, not by its words alone."""
+    locs = _indexed(tmp_path)
+    conn = index.connect(locs)
+    try:
+        conn.execute("DELETE FROM meaning WHERE doc_id = (SELECT max(id) FROM docs)")
+        assert vectors.pending(conn) == 1
+        pull.recall(conn, "postgres too many clients", [project_slug(SHOP)], limit=3)
+        assert vectors.pending(conn) == 0
     finally:
         conn.close()
 

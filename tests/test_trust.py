@@ -50,7 +50,7 @@ def cli(verb: str, *words: str) -> int:
     return main([verb, "--cwd", SHOP, *flags, "--", *[w for w in words if w != "--undo"]])
 
 
-def pulled(capsys, query="login session cookie expiry midnight", *extra: str) -> list[dict]:
+def pulled(capsys, query="login test fails at midnight, session cookie expiry", *extra: str) -> list[dict]:
     capsys.readouterr()
     main(["recall", query, "--cwd", SHOP, "--json", "-k", "10", *extra])
     return json.loads(capsys.readouterr().out)["matches"]
@@ -109,7 +109,7 @@ def test_the_pull_labels_a_superseded_entry_and_ranks_it_below_the_current_ones(
     today = time.strftime("%Y-%m-%d", time.gmtime())
     assert old["why"].startswith(f"superseded by {newer} ({today})")
     capsys.readouterr()
-    main(["recall", "login session cookie expiry midnight", "--cwd", SHOP, "-k", "10"])
+    main(["recall", "login test fails at midnight, session cookie expiry", "--cwd", SHOP, "-k", "10"])
     printed = capsys.readouterr().out
     assert f"superseded by {newer} ({today})" in printed
 
@@ -236,7 +236,7 @@ def test_as_of_answers_with_what_was_current_then(world, capsys):
     index.delete_index_files(locs)  # made again from these files' times
 
     def state_of(as_of: str) -> dict[str, str]:
-        return {rel(m, locs): m["trust"] for m in pulled(capsys, "login session cookie expiry midnight",
+        return {rel(m, locs): m["trust"] for m in pulled(capsys, "login test fails at midnight, session cookie expiry",
                                                          "--as-of", as_of)}
 
     assert state_of("2026-08-28T15:01:00Z")[LOGIN] == "current"

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..model import Reading, StateUpdate, Turn
     from ..paths import Locations
     from ..store.bank import Entry
+    from ..store.entries import Entry as BankedEntry
     from ..store.ledger import FileRecord, Ledger
 
 DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
@@ -667,9 +668,8 @@ class _Pass:
             if verdict == "excluded" or self._kept_out(turn.cwd or fallback_cwd):
                 prepared.append(("excluded", turn, None))
                 continue
-            refs = use.references(turn)
-            if refs:
-                self.uses.append((turn, refs))
+            if turn.result or turn.actions:
+                self.uses.append((turn, use.references(turn)))
             if verdict == "drop":
                 prepared.append(("drop", turn, None))
                 continue
@@ -845,10 +845,16 @@ class _Pass:
 
         uses, self.uses = self.uses, []
         records = []
+        texts: dict[str, BankedEntry | None] = {}  # the given entries read for their facts, each once a pass
         try:
             with self.ledger.write():
                 for turn, refs in uses:
-                    opened = use.opened(refs, self.ledger.injected_ids(turn.harness, turn.session_id))
+                    given = self.ledger.given(turn.harness, turn.session_id)
+                    if not given:
+                        continue
+                    opened = use.opened(refs, set(given))
+                    if turn.result:
+                        opened.update(self._repeated(turn, given, opened, texts))
                     for entry in self.ledger.note_opened(turn.harness, turn.session_id, sorted(opened), turn.ended):
                         records.append(history.event("opened", f"autobank:{turn.harness}", entry=entry,
                                                      session=turn.session_id, detail=opened[entry],
@@ -857,6 +863,26 @@ class _Pass:
             self._error(f"could not note which given entries were opened: {exc!r}", None, None, exc)
             return
         self.history += records
+
+    def _repeated(self, turn: Turn, given: dict[str, float], opened: dict[str, str],
+                  texts: dict[str, BankedEntry | None]) -> dict[str, str]:
+        """The entries given before the turn ended whose facts its answer repeats (`use.repeats`);
+        an entry of the same session does not count (the session knew it without memory)."""
+        from ..store.entries import read_entry
+        from . import use
+
+        found = {}
+        for entry_id, given_at in given.items():
+            if entry_id in opened or given_at > turn.ended:
+                continue
+            if entry_id not in texts:
+                texts[entry_id] = read_entry(self.locs.memories / entry_id)
+            entry = texts[entry_id]
+            if entry is None or entry.session_id == turn.session_id:
+                continue
+            if use.repeats(turn, "\n".join((entry.title, entry.prompt, entry.actions, entry.result))):
+                found[entry_id] = use.REPEATED
+        return found
 
     def _append_history(self) -> None:
         if not self.history:

@@ -7,8 +7,11 @@ tool given its path (Claude Code's `Read`, pi's `read`), or a shell command that
 calls are looked at once, when the pass settles it, and each (session, entry) is recorded once
 (`ledger.note_opened`).
 
-Repeating an entry's distinctive facts without opening it is use too (SPEC §11); it is not detected
-here yet.
+Repeating an entry's distinctive facts is use too (SPEC §11): an answer that holds at least
+`FACTS_NEEDED` of the entry's facts (`facts`: tokens shaped like names and values, `pool_size=50`,
+`src/db/pool.py`, `RedisStore`, never plain words) that neither the prompt nor any of the turn's own
+tool calls holds, so they came from memory and not from the user or the agent's own look. An entry of
+the same session, or one given only after the turn ended, never counts this way.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ GET = "harnesslink.memory_get"
 READ_TOOLS = {"read", "read_file", "view", "open", "open_file", "cat"}
 SHELL_READERS = {"cat", "sed", "head", "tail", "less", "more", "bat", "nl", "awk", "grep", "rg", "view", "batcat"}
 BANK_MARK = "bank/"  # every entry's path holds it: a call without it names no entry by path
+REPEATED = "answer"  # how an entry was used when the answer repeats its facts
+FACTS_NEEDED = 3
+FACT_CHARS = 4
+EDGES = "`'\"()[]{}<>,;:.!?*"  # stripped from a token's ends
 
 
 def references(turn: Turn) -> list[tuple[str, str]]:
@@ -49,6 +56,47 @@ def opened(refs: list[tuple[str, str]], given: set[str]) -> dict[str, str]:
             if entry not in out and _names(how, text, entry):
                 out[entry] = how
     return out
+
+
+def repeats(turn: Turn, entry_text: str) -> bool:
+    """Whether the turn's answer repeats enough of the entry's facts that the turn did not bring itself."""
+    wanted = facts(entry_text)
+    if len(wanted) < FACTS_NEEDED:
+        return False
+    answered = facts(turn.result) & wanted
+    if len(answered) < FACTS_NEEDED:
+        return False
+    own = " ".join([turn.prompt, *(s for a in turn.actions for s in _strings(a.input))]).lower()
+    return len({fact for fact in answered if fact.lower() not in own}) >= FACTS_NEEDED
+
+
+def facts(text: str) -> set[str]:
+    """The tokens of `text` shaped like names or values: a digit next to a letter, `_`, `/` or `=`
+    inside, a dot between letters (`config.yml`), or a capital after a small letter (`RedisStore`)."""
+    found = set()
+    for raw in text.split():
+        token = raw.strip(EDGES)
+        if len(token) >= FACT_CHARS and _fact_shaped(token):
+            found.add(token)
+    return found
+
+
+def _fact_shaped(token: str) -> bool:
+    letters = digits = False
+    previous = ""
+    for i, char in enumerate(token):
+        if char.isalpha():
+            if char.isupper() and previous.islower():
+                return True
+            letters = True
+        elif char.isdigit():
+            digits = True
+        elif char in "_/=" and 0 < i < len(token) - 1:
+            return True
+        elif char == "." and previous.isalpha() and token[i + 1:i + 2].isalpha():
+            return True
+        previous = char
+    return letters and digits
 
 
 def _names(how: str, text: str, entry: str) -> bool:

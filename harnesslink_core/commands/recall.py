@@ -12,6 +12,7 @@ from ..paths import Locations
 from ..recall import index
 from ..recall.pull import query_terms, recall
 from ..store import trust
+from ..store.injected import use_counts
 from ..store.scope import all_projects, scope_folders
 from .options import whole_number
 
@@ -46,7 +47,8 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         hidden = index.foreign_paths(conn, folders) if folders else set()
         state = trust.state(locs, all_projects(locs) if projects is None else projects,
                             as_of=args.as_of)
-        hits = recall(conn, query, projects, limit=max(1, args.k), exclude_paths=hidden, trust=state)
+        hits = recall(conn, query, projects, limit=max(1, args.k), exclude_paths=hidden, trust=state,
+                      use=use_counts(locs))
     as_of = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(args.as_of)) if args.as_of is not None else None
     if args.json:
         rows = [

@@ -30,8 +30,9 @@ also: duplicates (copies of a turn already banked, from a resumed or forked sess
   reviews: never banked).
 below the table, per harness whose sessions were given memory:
   given N      entries the prompt hook gave its sessions (each entry once per session)
-  opened M     how many of those the session then opened: memory_get, or a read of the entry's file
-               (k % of what it was given; `harnesslink history` lists each)
+  opened M     how many of those the session then opened: memory_get, a read of the entry's file, or
+               an answer repeating its facts (k % of what it was given; `harnesslink history` lists each)
+  listed in briefs N, opened M: the same of the entries the session-start briefs listed
 lines below the table say what needs you (a broken config.yml, unreadable files, errors), which
 folders are one project because they are the same repository (their IDENTITY.md), and how many
 entries the search index holds and how many have their meaning vector yet (what lets a search find
@@ -96,9 +97,12 @@ def collect(locs: Locations) -> dict[str, Any]:
             out["harnesses"][name] = entry
     finally:
         ledger.close()
-    use = history.given_and_opened(history.read(locs))
+    records = history.read(locs)
+    use = history.given_and_opened(records)
+    listed = history.given_and_opened(records, in_brief=True)
     for name, entry in out["harnesses"].items():
         entry["given"], entry["opened"] = use.get(name, (0, 0))
+        entry["briefed"], entry["briefed_opened"] = listed.get(name, (0, 0))
     out["joined"] = joined_projects(locs)
     out["search"] = search_index(locs)
     return out
@@ -171,11 +175,15 @@ def table(data: dict[str, Any]) -> str:
 
 
 def use_lines(data: dict[str, Any]) -> list[str]:
-    """Per harness whose sessions were given memory: "given N, opened M (k %)"."""
+    """Per harness whose sessions were given memory: "given N, opened M (k %)", and the same of what
+    its briefs listed."""
     lines = []
     for name, h in data["harnesses"].items():
-        if h["given"]:
-            lines.append(f"{name}: given {h['given']}, opened {h['opened']} ({round(100 * h['opened'] / h['given'])} %)")
+        parts = [f"{what} {h[given]}, opened {h[opened]} ({round(100 * h[opened] / h[given])} %)"
+                 for what, given, opened in (("given", "given", "opened"),
+                                             ("listed in briefs", "briefed", "briefed_opened")) if h[given]]
+        if parts:
+            lines.append(f"{name}: " + "; ".join(parts))
     return lines
 
 

@@ -34,7 +34,7 @@ from ..recall import index, overview
 from ..recall.brief import DEFAULT_BUDGET, build_brief
 from ..recall.pull import query_terms, recall
 from ..store.entries import read_entry
-from ..store.injected import given_log, opened_log
+from ..store.injected import given_log, opened_log, use_counts
 from ..store.ledger import tombstones
 from ..store import trust
 from ..store.scope import all_projects, is_safe_slug, linked_projects, project_slug, scope_folders
@@ -337,7 +337,9 @@ def _search(locs: Locations, query: str, view: ProjectView | None
     with _open_index(locs) as conn:
         index.sync(conn, locs, projects)
         hidden = index.foreign_paths(conn, view.folders_scope) if view else set()
-        return recall(conn, query, projects, limit=SEARCH_LIMIT, exclude_paths=hidden, trust=state), terms, state
+        hits = recall(conn, query, projects, limit=SEARCH_LIMIT, exclude_paths=hidden, trust=state,
+                      use=use_counts(locs))
+        return hits, terms, state
 
 
 def _open_index(locs: Locations) -> index.open_index:

@@ -35,10 +35,11 @@ DEFAULT_MAIN_HEADER = (
 
 
 class Section:
-    def __init__(self, name: str, text: str, where: str) -> None:
+    def __init__(self, name: str, text: str, where: str, entries: list[str] | None = None) -> None:
         self.name = name
         self.text = text
         self.where = where  # where the agent can look when the section is dropped
+        self.entries = entries or []  # the entries (`<slug>/bank/<file>.md`) it lists
 
     def render(self) -> str:
         return f"## {self.name}\n{demote_headings(self.text.strip())}"
@@ -55,10 +56,11 @@ def demote_headings(text: str) -> str:
 
 
 class Brief:
-    def __init__(self, text: str, included: list[str], dropped: list[str]) -> None:
+    def __init__(self, text: str, included: list[str], dropped: list[str], given: list[str] | None = None) -> None:
         self.text = text  # the framed block, "" when there is nothing to say
         self.included = included
         self.dropped = dropped
+        self.given = given or []  # the entries the included sections list: what the session is given
 
 
 def build_brief(
@@ -111,7 +113,8 @@ def assemble(sections: list[Section], budget: int, *, project: str = "", kind: s
         text = render()
     if len(text) > budget:
         text = ""
-    return Brief(text, [s.name for s in included], [s.name for s in dropped])
+    given = [entry for s in included for entry in s.entries] if text else []
+    return Brief(text, [s.name for s in included], [s.name for s in dropped], given)
 
 
 # --- sections -------------------------------------------------------------------
@@ -136,8 +139,9 @@ def _main_notes(folder: str) -> list[Section]:
 class _Newest:
     """One line of the newest-entries section: what the index or the entry file says."""
 
-    def __init__(self, name: str, ts: float, origin: str, title: str, result: str) -> None:
-        self.name, self.ts, self.origin, self.title, self.result = name, ts, origin, title, result
+    def __init__(self, path: str, ts: float, origin: str, title: str, result: str) -> None:
+        self.path, self.ts, self.origin, self.title, self.result = path, ts, origin, title, result
+        self.name = path.rsplit("/", 1)[-1]
 
 
 def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
@@ -165,7 +169,8 @@ def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
     more = total - NEWEST
     if more > 0:
         lines.append(f"({more} older entries in the same folder)")
-    return [Section(f"Newest {min(NEWEST, total)} turns banked in this project", "\n".join(lines), bank)]
+    return [Section(f"Newest {min(NEWEST, total)} turns banked in this project", "\n".join(lines), bank,
+                    [entry.path for entry in newest])]
 
 
 def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: set[str]
@@ -183,7 +188,7 @@ def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: 
         hidden = index.foreign_paths(conn, {project_slug(cwd): folder_key(cwd)})  # another folder's, sharing the slug
         hidden |= superseded
         hits = [h for h in index.newest(conn, slugs, NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
-        return ([_Newest(h.path.rsplit("/", 1)[-1], h.ts, h.origin, h.title, h.result) for h in hits],
+        return ([_Newest(h.path, h.ts, h.origin, h.title, h.result) for h in hits],
                 index.scope_size(conn, slugs))
     except (index.IndexBehind, index.sqlite3.Error):
         return None
@@ -214,7 +219,7 @@ def _newest_from_files(locs: Locations, bank: str, slug: str, cwd: str, supersed
             continue
         if is_foreign(entry.cwd, slug, folders) or f"{slug}/bank/{name}" in superseded:
             continue  # another folder's, sharing the slug; or superseded
-        newest.append(_Newest(name, entry.ts, entry.origin, entry.title, entry.result))
+        newest.append(_Newest(entry.rel_path, entry.ts, entry.origin, entry.title, entry.result))
         if len(newest) == NEWEST:
             break
     return newest, len(names)
@@ -280,6 +285,7 @@ def _without_frontmatter(text: str) -> str:
 
 def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
     from ..store import trust
+    from ..store.injected import use_counts
     from ..store.scope import scope_folders
     from . import index
     from .pull import recall
@@ -291,7 +297,7 @@ def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
             index.sync(conn, locs, projects)
             state = trust.state(locs, projects)
             hits = recall(conn, query, projects, limit=5, exclude_paths=index.foreign_paths(conn, folders),
-                          trust=state)
+                          trust=state, use=use_counts(locs))
     except Exception:  # noqa: BLE001 - an optional section
         return []
     if not hits:
@@ -302,4 +308,5 @@ def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
                    + f"\n  {one_line(h.result, 160)}")
         for h in hits
     ]
-    return [Section(f"Recall: {one_line(query, 60)}", "\n".join(lines), f"`harnesslink recall {query}`")]
+    return [Section(f"Recall: {one_line(query, 60)}", "\n".join(lines), f"`harnesslink recall {query}`",
+                    [h.path for h in hits])]

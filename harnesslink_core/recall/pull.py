@@ -13,6 +13,9 @@ The weights and `RRF_K` were chosen on the development sets (`benchmarks/pull.py
 Callers only format: `recall(conn, query, projects, limit)` gives the hits, each with
 `why`, which says where each list ranked it.
 
+Use is a prior: an entry sessions opened after it was given rises a little, one given to many
+sessions and opened by none sinks a little (`use_prior`).
+
 Given the scope's trust state (`store.trust.state`), a superseded entry is ranked below every
 current one and its `why` starts `superseded by <entry> (<date>)`; a state taken `as_of` a time
 answers with what was current then: entries not yet known are left out, and one superseded only
@@ -29,6 +32,8 @@ from .terms import meaningful_terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..store.trust import TrustState
 
 POOL = 30  # taken from each list before fusing
@@ -36,7 +41,15 @@ RRF_K = 5
 MEANING_WEIGHT = 1.5
 PLAIN_WEIGHT = 1.0
 QUERY_CHARS = 2000
+FILL_ON_PULL = 64  # entries without a vector a pull gives one first (~0.5 ms each)
 MEANING_ALONE = 0.2  # the cosine an entry no word found needs to be returned at all
+# the use prior: an entry sessions opened rises (up to USED_LIFT for USED_FULL sessions); one given to
+# IGNORED_AFTER sessions and opened by none sinks. It moves an entry among its neighbours, never past
+# an entry far better; nothing is dropped for being unused.
+USED_LIFT = 0.25
+USED_FULL = 3
+IGNORED_AFTER = 5
+IGNORED_SINK = 0.75
 
 
 def query_terms(query: str) -> list[str]:
@@ -50,10 +63,11 @@ def every_word(query: str) -> list[str]:
 
 
 def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, exclude_paths=(),
-           trust: TrustState | None = None, meaning_weight: float = MEANING_WEIGHT, rrf_k: int = RRF_K,
+           trust: TrustState | None = None, use: Mapping[str, tuple[int, int]] | None = None, meaning_weight: float = MEANING_WEIGHT, rrf_k: int = RRF_K,
            min_alone: float | None = None, plain_weight: float = PLAIN_WEIGHT) -> list[Hit]:
     """The entries that best answer `query` within `projects` (None: every project), best first; the
-    current ones before the superseded ones, by `trust` (see the module docstring)."""
+    current ones before the superseded ones, by `trust`, and `use` ((given, opened) sessions per entry,
+    `store.injected.use_counts`) as a prior (see the module docstring)."""
     query = query[:QUERY_CHARS]
     min_alone = MEANING_ALONE if min_alone is None else min_alone
     excluded = set(exclude_paths)
@@ -67,6 +81,8 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
                          with_matched=False, known_at=known_at) if words and plain_weight > 0 else []
     model = meaning.load() if meaning_weight > 0 else None
     vector = model.vector(query) if model is not None else []
+    if vector:
+        _fill_newest(conn)
     scope = projects if projects is not None else [row[0] for row in conn.execute("SELECT DISTINCT project FROM docs")]
     near = vectors.nearest(conn, vector, scope, pool) if vector else []
     fused: dict[int, float] = {}
@@ -86,6 +102,12 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
     missing = [doc_id for doc_id, _ in near if doc_id not in by_id]
     for hit in index.hits_of(conn, missing, scope, exclude_paths=excluded, with_text=True, known_at=known_at):
         by_id[hit.doc_id] = hit
+    for doc_id in fused:
+        if doc_id in by_id and use:
+            factor, reason = use_prior(*use.get(by_id[doc_id].path, (0, 0)))
+            if reason:
+                fused[doc_id] *= factor
+                reasons[doc_id].append(reason)
     superseded = trust.superseded if trust is not None else {}
     ranked = sorted((doc_id for doc_id in fused if doc_id in by_id),
                     key=lambda d: (by_id[d].path in superseded, -fused[d]))[:limit]
@@ -94,3 +116,21 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
         label = trust.label(hit.path) if trust is not None else ""
         hit.why = "; ".join(([label] if label else []) + reasons[hit.doc_id])
     return hits
+
+
+def _fill_newest(conn) -> None:
+    """Vectors for the entries indexed since the last fill (the caller's sync may have just indexed them),
+    so that a new entry is not ranked by its words alone against older ones ranked by meaning too."""
+    try:
+        vectors.fill(conn, limit=FILL_ON_PULL, newest=True)
+    except index.sqlite3.OperationalError:  # busy: the background fills them
+        pass
+
+
+def use_prior(given: int, opened: int) -> tuple[float, str]:
+    """What an entry's use does to its fused score, and why: (factor, reason), reason "" for none."""
+    if opened:
+        return 1 + USED_LIFT * min(opened, USED_FULL) / USED_FULL, f"opened by {opened} session{'s' * (opened > 1)}"
+    if given >= IGNORED_AFTER:
+        return IGNORED_SINK, f"given to {given} sessions, opened by none"
+    return 1.0, ""

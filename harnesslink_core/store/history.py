@@ -8,14 +8,17 @@
 
 Events: `banked` (the pass wrote a turn), `rewritten` (an entry that follows its source, Antigravity),
 `recorded` (an agent's memory_bank), `forgotten` (who, which criteria), `given` (the prompt hook gave
-it to a session), `opened` (that session then opened it: memory_get, or a read of its file). An event
+it to a session; detail `brief`: the session-start brief listed it), `opened` (that session then used
+it: memory_get, a read of its file, or an answer repeating its facts; detail says which). An event
 and an actor are plain strings, so later ones (`superseded`, `confirmed`, `restored`) need nothing new
-here. Actors: `autobank:<harness>`, `mcp:<harness>`, `hook:<harness>` (the prompt hook), `cli`.
+here. Actors: `autobank:<harness>`, `mcp:<harness>`, `hook:<harness>` (the prompt and session-start
+hooks), `cli`.
 
-Every string is redacted before it is serialised. The free text (`detail`) always goes through
-`redact`; an identifier (actor, project, entry, session) goes through it when it may hold a secret by
-the cheap test folder names pass on the prompt hook's path (`scope.may_hold_a_secret`), so recording
-what a prompt was given imports neither `redact` nor `re`.
+Every string is redacted before it is serialised. The free text (`detail`) goes through `redact`
+unless it is one lowercase word such as `brief` (no rule redacts one); an identifier (actor, project,
+entry, session) goes through it when it may hold a secret by the cheap test folder names pass on the
+prompt hook's path (`scope.may_hold_a_secret`), so recording what a session was given imports neither
+`redact` nor `re`.
 
 Writers append with one `write` on an `O_APPEND` descriptor per batch, so records from concurrent
 processes (a pass, the prompt hooks, the MCP server, the CLI) never interleave; a line torn by a crash
@@ -92,11 +95,16 @@ def _redacted(record: dict[str, str]) -> dict[str, str]:
     for key, value in record.items():
         if not isinstance(value, str) or not value:
             out[key] = value
-        elif key == "detail" or may_hold_a_secret(value) or not value.isprintable():
+        elif (key == "detail" and not _one_word(value)) or may_hold_a_secret(value) or not value.isprintable():
             out[key] = _redact(value)
         else:
             out[key] = value
     return out
+
+
+def _one_word(text: str) -> bool:
+    """A detail no rule would redact, such as a `given` record's `brief`: recorded without importing `redact`."""
+    return len(text) <= 16 and text.isalpha() and text.isascii() and text.islower()
 
 
 def _redact(text: str) -> str:
@@ -164,7 +172,7 @@ class Use:
 
 
 def usage(records: Iterable[dict[str, str]]) -> dict[str, Use]:
-    """Per entry: given, opened, last used (what a ranking prior would read)."""
+    """Per entry: given, opened, last used (`harnesslink history --entry`, the viewer)."""
     out: dict[str, Use] = {}
     for r in records:
         if r["event"] not in ("given", "opened") or not r["entry"]:
@@ -179,13 +187,13 @@ def usage(records: Iterable[dict[str, str]]) -> dict[str, Use]:
     return out
 
 
-def given_and_opened(records: Iterable[dict[str, str]]) -> dict[str, tuple[int, int]]:
-    """Per harness: (entries given to its sessions, how many of those the session then opened), each
-    (session, entry) once."""
+def given_and_opened(records: Iterable[dict[str, str]], *, in_brief: bool = False) -> dict[str, tuple[int, int]]:
+    """Per harness: (entries the prompt hook gave its sessions, how many of those the session then
+    opened), each (session, entry) once; `in_brief`: the same of what the session-start briefs listed."""
     given: dict[str, set[tuple[str, str]]] = {}
     opened: dict[str, set[tuple[str, str]]] = {}
     for r in records:
-        if r["event"] in ("given", "opened"):
+        if r["event"] == "opened" or (r["event"] == "given" and (r.get("detail") == "brief") == in_brief):
             into = given if r["event"] == "given" else opened
             into.setdefault(harness_of(r["actor"]), set()).add((r["session"], r["entry"]))
     return {h: (len(pairs), len(pairs & opened.get(h, set()))) for h, pairs in given.items()}

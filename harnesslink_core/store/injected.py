@@ -15,6 +15,7 @@ from ..fastsqlite import Transaction, sqlite3  # the C module alone, cheaply (on
 from ..paths import Locations
 
 BUSY_MS = 1000
+BRIEF = "brief"  # the detail of a `given` record for an entry the session-start brief listed
 
 
 class Given:
@@ -49,9 +50,12 @@ class Given:
         """Whether the ledger is there to write to (else `add` creates it, which takes longer)."""
         return os.path.exists(self.locs.ledger_path)
 
-    def add(self, ids: list[str]) -> None:
+    def add(self, ids: list[str], *, in_brief: bool = False) -> None:
+        """Remember that the session was given `ids`: by the prompt hook, or listed in its brief
+        (`briefed`: a later open counts, but the prompt hook may still give the entry itself)."""
         if not self.session_id or not ids:
             return
+        table = "briefed" if in_brief else "injected"
         rows = [(self.harness, self.session_id, entry_id, time.time()) for entry_id in ids]
         if self.ready():
             if self._db is None:
@@ -60,8 +64,8 @@ class Given:
             try:
                 db.execute("PRAGMA synchronous=NORMAL")  # as the ledger runs it (WAL): one sync per checkpoint
                 with Transaction(db):
-                    db.executemany("INSERT OR IGNORE INTO injected VALUES (?,?,?,?)", rows)
-                self._record(ids)
+                    db.executemany(f"INSERT OR IGNORE INTO {table} VALUES (?,?,?,?)", rows)
+                self._record(ids, in_brief)
                 return
             except sqlite3.OperationalError as exc:
                 if "no such table" not in str(exc):
@@ -70,17 +74,19 @@ class Given:
 
         ledger = open_ledger(self.locs)
         try:
-            ledger.remember_injected(self.harness, self.session_id, ids)
+            ledger.remember_injected(self.harness, self.session_id, ids, in_brief=in_brief)
         finally:
             ledger.close()
-        self._record(ids)
+        self._record(ids, in_brief)
 
-    def _record(self, ids: list[str]) -> None:
-        """The history's `given` records, once the ledger has them (after the answer: see `hooks.prompt_context`)."""
+    def _record(self, ids: list[str], in_brief: bool) -> None:
+        """The history's `given` records, once the ledger has them (after the answer: see `hooks.prompt_context`);
+        what a brief listed says so in its detail."""
         from . import history
 
         history.append(self.locs, [history.event("given", f"hook:{self.harness}", entry=entry_id,
-                                                 session=self.session_id) for entry_id in ids])
+                                                 session=self.session_id, detail=BRIEF if in_brief else "")
+                                   for entry_id in ids])
 
     def close(self) -> None:
         """Close the writing connection (a process about to exit may leave it: see `hooks.process_main`)."""
@@ -133,3 +139,21 @@ def given_log(locs: Locations, *, limit: int = 5000) -> list[tuple[str, str, str
         raise
     finally:
         db.close()
+
+
+def use_counts(locs: Locations) -> dict[str, tuple[int, int]]:
+    """entry id -> (sessions the prompt hook gave it to, sessions that then opened it); read-only, {}
+    when nothing was ever given (the pull's prior: `recall.pull`)."""
+    if not os.path.exists(locs.ledger_path):
+        return {}
+    db = sqlite3.connect(_read_only(locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
+    try:
+        given = dict(db.execute("SELECT entry_id, count(*) FROM injected GROUP BY entry_id"))
+        opened = dict(db.execute("SELECT entry_id, count(*) FROM opened GROUP BY entry_id"))
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return {}
+        raise
+    finally:
+        db.close()
+    return {entry: (given.get(entry, 0), opened.get(entry, 0)) for entry in given.keys() | opened.keys()}

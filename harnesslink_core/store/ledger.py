@@ -149,6 +149,14 @@ def m004_opened(db: sqlite3.Connection) -> None:
                " at REAL NOT NULL, PRIMARY KEY (harness, session_id, entry_id))")
 
 
+@migration
+def m005_briefed(db: sqlite3.Connection) -> None:
+    # entries a session-start brief listed: given too (a later open counts), but kept apart from
+    # `injected`, which stops the prompt hook giving an entry twice: a brief's one line is not the entry
+    db.execute("CREATE TABLE briefed (harness TEXT NOT NULL, session_id TEXT NOT NULL, entry_id TEXT NOT NULL,"
+               " at REAL NOT NULL, PRIMARY KEY (harness, session_id, entry_id))")
+
+
 def migrate(db: sqlite3.Connection) -> None:
     names = [m.__name__ for m in MIGRATIONS]
     if len(names) != len(set(names)):
@@ -385,11 +393,20 @@ class Ledger:
         )
         return {row[0] for row in rows}
 
-    def remember_injected(self, harness: str, session_id: str, ids: Iterable[str]) -> None:
+    def given(self, harness: str, session_id: str) -> dict[str, float]:
+        """Every entry the session was given, by the prompt hook or in its brief, with when it first was."""
+        rows = self.db.execute(
+            "SELECT entry_id, min(at) FROM (SELECT entry_id, at FROM injected WHERE harness=?1 AND session_id=?2"
+            " UNION ALL SELECT entry_id, at FROM briefed WHERE harness=?1 AND session_id=?2) GROUP BY entry_id",
+            (harness, session_id),
+        )
+        return dict(rows.fetchall())
+
+    def remember_injected(self, harness: str, session_id: str, ids: Iterable[str], *, in_brief: bool = False) -> None:
         now = time.time()
         with self.write():
             self.db.executemany(
-                "INSERT OR IGNORE INTO injected VALUES (?,?,?,?)",
+                f"INSERT OR IGNORE INTO {'briefed' if in_brief else 'injected'} VALUES (?,?,?,?)",
                 [(harness, session_id, entry_id, now) for entry_id in ids],
             )
 
