@@ -438,3 +438,23 @@ def test_a_dry_run_of_the_brief_records_nothing(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     time.sleep(0.3)
     assert [r for r in history.read(locs) if r["event"] == "given"] == []
+
+
+def test_what_a_brief_listed_is_counted_apart_and_never_makes_an_entry_unopened_for_review(tmp_path: Path) -> None:
+    env = make_env(tmp_path)
+    home, locs = Path(env["HOME"]), locations(env)
+    bank_the_login_fix(home)
+    [path] = autobank.run_pass(locs).entries
+    entry = history.entry_id(path)
+    for n in range(6):
+        Given(locs, "codex", f"s-{n}").add([entry], in_brief=True)
+    [use] = history.usage(history.read(locs)).values()
+    assert (len(use.given), len(use.listed), len(use.opened)) == (0, 6, 0)
+    code, out = harnesslink("history", "--all", f"--entry={entry}")
+    assert out.splitlines()[0] == f"{entry}: given to 0 sessions, listed in 6 briefs, opened by 0"
+    from harnesslink_core.commands import review
+
+    assert review.collect(locs, [entry.split("/")[0]]) == []
+    for n in range(review.GIVEN_OFTEN):  # given by the prompt hook as often: worth a look
+        Given(locs, "codex", f"s-{n}").add([entry])
+    assert [i.entry for i in review.collect(locs, [entry.split("/")[0]])] == [entry]

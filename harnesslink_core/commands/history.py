@@ -20,12 +20,14 @@ WORDS = """events, newest first, one line each (kept in <agent dir>/history.json
   superseded a newer entry replaced it (`harnesslink supersede`, memory_bank's supersedes); restored: undone
   confirmed  a person said it holds (`harnesslink confirm`); unconfirmed: taken back
   reviewed   a person kept it as it is in `harnesslink review` (the detail says what it was listed for)
-  given      the prompt hook gave the entry to a session
-  opened     that session then opened it: memory_get, or a read of its file (a Read tool, cat, sed ...)
+  given      the prompt hook gave the entry to a session (detail brief: the session-start brief listed it)
+  opened     that session then used it: memory_get, a read of its file (a Read tool, cat, sed ...), or an
+             answer repeating three of its facts that neither the prompt nor the turn's own calls hold
+             (detail answer)
 actors: autobank:<harness> (the pass), mcp:<harness> (an agent through the memory tools),
-  hook:<harness> (the prompt hook), cli (you, on the command line).
-with --entry, a line per entry first: how many sessions it was given to, how many opened it, and when
-  one last did."""
+  hook:<harness> (the prompt and session-start hooks), cli (you, on the command line).
+with --entry, a line per entry first: how many sessions it was given to (and how many briefs listed it),
+  how many opened it, and when one last did."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -89,9 +91,10 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
 
 
 def use_line(entry: str, use: history.Use) -> str:
-    given, opened = len(use.given), len(use.opened)
+    given, listed, opened = len(use.given), len(use.listed), len(use.opened)
     last = f", last on {use.last_used[:16].replace('T', ' ')}" if use.last_used else ""
-    return f"{entry}: given to {given} session{'s' * (given != 1)}, opened by {opened}{last}"
+    briefs = f", listed in {listed} brief{'s' * (listed != 1)}" if listed else ""
+    return f"{entry}: given to {given} session{'s' * (given != 1)}{briefs}, opened by {opened}{last}"
 
 
 def line(record: dict[str, str]) -> str:

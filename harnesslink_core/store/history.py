@@ -38,6 +38,7 @@ from .scope import may_hold_a_secret
 HISTORY_FILE = "history.jsonl"  # in the agent dir, beside the ledger
 FIELDS = ("at", "event", "actor", "project", "entry", "session", "detail")
 DETAIL_CHARS = 300
+BRIEF = "brief"  # the detail of a `given` record for an entry the session-start brief listed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,17 +159,20 @@ def names(entry: str, wanted: str) -> bool:
 
 
 class Use:
-    """How one entry was used: sessions it was given to, sessions that opened it, when it was last opened."""
+    """How one entry was used: sessions the prompt hook gave it to, sessions whose brief listed it, sessions
+    that opened it, when it was last opened."""
 
-    __slots__ = ("given", "opened", "last_used")
+    __slots__ = ("given", "listed", "opened", "last_used")
 
     def __init__(self) -> None:
         self.given: set[tuple[str, str]] = set()  # (harness, session)
+        self.listed: set[tuple[str, str]] = set()
         self.opened: set[tuple[str, str]] = set()
         self.last_used = ""
 
     def as_dict(self) -> dict[str, object]:
-        return {"given": len(self.given), "opened": len(self.opened), "last_used": self.last_used or None}
+        return {"given": len(self.given), "listed": len(self.listed), "opened": len(self.opened),
+                "last_used": self.last_used or None}
 
 
 def usage(records: Iterable[dict[str, str]]) -> dict[str, Use]:
@@ -180,7 +184,7 @@ def usage(records: Iterable[dict[str, str]]) -> dict[str, Use]:
         use = out.setdefault(r["entry"], Use())
         who = (harness_of(r["actor"]), r["session"])
         if r["event"] == "given":
-            use.given.add(who)
+            (use.listed if r.get("detail") == BRIEF else use.given).add(who)
         else:
             use.opened.add(who)
             use.last_used = max(use.last_used, r["at"])
@@ -193,7 +197,7 @@ def given_and_opened(records: Iterable[dict[str, str]], *, in_brief: bool = Fals
     given: dict[str, set[tuple[str, str]]] = {}
     opened: dict[str, set[tuple[str, str]]] = {}
     for r in records:
-        if r["event"] == "opened" or (r["event"] == "given" and (r.get("detail") == "brief") == in_brief):
+        if r["event"] == "opened" or (r["event"] == "given" and (r.get("detail") == BRIEF) == in_brief):
             into = given if r["event"] == "given" else opened
             into.setdefault(harness_of(r["actor"]), set()).add((r["session"], r["entry"]))
     return {h: (len(pairs), len(pairs & opened.get(h, set()))) for h, pairs in given.items()}

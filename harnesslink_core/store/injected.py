@@ -15,7 +15,6 @@ from ..fastsqlite import Transaction, sqlite3  # the C module alone, cheaply (on
 from ..paths import Locations
 
 BUSY_MS = 1000
-BRIEF = "brief"  # the detail of a `given` record for an entry the session-start brief listed
 
 
 class Given:
@@ -85,7 +84,7 @@ class Given:
         from . import history
 
         history.append(self.locs, [history.event("given", f"hook:{self.harness}", entry=entry_id,
-                                                 session=self.session_id, detail=BRIEF if in_brief else "")
+                                                 session=self.session_id, detail=history.BRIEF if in_brief else "")
                                    for entry_id in ids])
 
     def close(self) -> None:
