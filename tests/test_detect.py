@@ -95,6 +95,21 @@ LOOK_ALIKES = {
         ("Use SQLite for local dev", "Local dev needs no server: use SQLite.", "sqlite:///dev.db.", ("app/db.py",)),
         ("Consider moving local dev off SQLite", "Should we move local dev from SQLite to Postgres?",
          "We considered switching local dev from SQLite to Postgres but kept SQLite.", ("app/db.py",))],
+    "the same setting in another file": [
+        ("Configure the DB pool", "Set up the DB pool.", "config/database.yml: pool_size: 20, max_overflow: 5.",
+         ("config/database.yml",)),
+        ("Raise the loader's DB pool", "The loader waits on connections.",
+         "Raised the loader's pool_size from 20 to 50 in config/pipeline.yaml.", ("config/pipeline.yaml",))],
+    "a setting said to stay": [
+        ("Configure the DB pool", "Set up the DB pool.", "config/database.yml: pool_size: 20, pool_timeout: 10.",
+         ("config/database.yml",)),
+        ("Tune the DB pool", "Pool timeouts under load.",
+         "Set pool_size: 20 again in config/database.yml (pool_timeout stays 10).", ("config/database.yml",))],
+    "a detail of what the older did, changed": [
+        ("Cache product pages in Redis", "Cache rendered product pages.",
+         "Pages are cached in Redis with per-key expiry of 10 minutes.", ("src/catalog/cache.py",)),
+        ("Fix cache stampede on product pages", "All product pages expire at once and the DB melts.",
+         "Switched from per-key expiry to jittered expiry for the product pages cache.", ("src/catalog/cache.py",))],
     "a copy banked twice": [
         ("Replace webpack with Vite", "Replace webpack with Vite for the frontend build.", "Vite builds it now.",
          ("vite.config.ts", "webpack.config.js")),
@@ -110,6 +125,34 @@ def test_a_look_alike_is_not_proposed(locs, kind):
     newer = bank(locs, SHOP, t2, p2, r2, f2, "2026-03-01T10:05:00.000Z", "s-2")
     assert run_detector(locs, newer) == []
     assert review.proposed_supersessions(locs, [SLUG]) == []
+
+
+def test_a_setting_given_a_new_value_in_the_same_file_is_proposed(locs):
+    old = bank(locs, SHOP, "Configure the DB pool", "We hit QueuePool limits; set up the DB pool.",
+               "config/database.yml: pool_size: 20, max_overflow: 5, pool_timeout: 10.",
+               ("config/database.yml", "src/db/engine.py"), "2026-03-01T10:00:00.000Z", "s-1")
+    new = bank(locs, SHOP, "Tune the DB pool after the load test", "Pool timeouts again at 600 users.",
+               "Set pool_size: 50 and max_overflow: 10 in config/database.yml (pool_timeout stays 10).",
+               ("config/database.yml",), "2026-04-01T10:00:00.000Z", "s-2")
+    (finding,) = run_detector(locs, new)
+    assert (finding.old, finding.newer, finding.strong) == (old, new, False)
+    assert "(a new value); the older set pool_size to 20" in finding.evidence
+    assert "both touched config/database.yml" in finding.evidence
+
+
+def test_x_named_only_in_what_the_older_did_needs_the_strong_evidence(locs):
+    old = bank(locs, SHOP, "Set up the background job queue", "Long exports time out; set up a job queue.",
+               "Exports run as RQ jobs on the Redis we already have.", ("app/jobs.py", "app/worker.py"),
+               "2026-03-01T10:00:00.000Z", "s-1")
+    new = bank(locs, SHOP, "Move the job queue to Dramatiq", "The job queue needs retries with backoff.",
+               "Replaced RQ with Dramatiq: exports are actors with 3 retries.", ("app/jobs.py", "app/worker.py"),
+               "2026-04-01T10:00:00.000Z", "s-2")
+    (finding,) = run_detector(locs, new)
+    assert (finding.old, finding.newer, finding.strong) == (old, new, True)
+    assert "the older set up rq (what it did)" in finding.evidence
+    elsewhere = bank(locs, SHOP, "Move the job queue to Celery", "The job queue needs retries with backoff.",
+                     "Replaced RQ with Celery.", ("app/celery.py",), "2026-05-01T10:00:00.000Z", "s-3")
+    assert [f for f in run_detector(locs, elsewhere) if f.old == old] == []  # no shared file: not enough
 
 
 def test_the_same_words_in_another_project_or_folder_are_not_proposed(locs):

@@ -4,19 +4,24 @@ changed is proposed to supersede it; a person decides in `harnesslink review`. N
 Conservative by construction; when unsure it proposes nothing. A proposal needs all of:
 
 - change wording in the newer entry, not hedged ("moved … from X to Y", "replaced X with Y", "switched from
-  X", "migrated off X", "no longer uses X", "instead of X"; not "considered switching", not a question, not
-  "instead of only X");
-- X named in the older entry's title or prompt (what it set up), and the older not itself a move off X
-  (then both are about leaving X: two different X's);
+  X", "migrated off X", "no longer uses X", "instead of X", "renamed X to Y", "X is replaced by Y", "turned
+  X off"; not "considered switching", not a question, not "instead of only X");
+- X named in the older entry's title or prompt (what it set up), or, when X is one name and the evidence
+  is of the strong tier, in what the older did (its result); and the older not itself a move off X (then
+  both are about leaving X: two different X's);
 - the same subject: a word of the newer entry's title and prompt besides X (sentences that say something
   "stays" or is "still" there left out) in the older's title or prompt;
 - the same files touched (an entry of the same project and folder) or, when neither touched any, two
   subject words;
 - not a copy of the older (the same turn banked twice).
 
+Or, with no change wording: a setting the older gave a value (`pool_size: 20`, `TARGET = 15.0`, a key
+shaped like a name in code) that the newer gives another, not said to stay, in a file both touched, on
+the same subject.
+
 Each proposal says its evidence in words; `strong` marks those with two subject words and shared files
 (measured on the labelled sets by benchmarks/supersession.py, never applied). Cheap: entries without change
-wording cost one regex pass; the others one FTS5 query for X in their project, a bounded set of candidates.
+wording or settings cost two regex passes; the others one FTS5 query for X in their project, a bounded set of candidates.
 """
 
 from __future__ import annotations
@@ -54,13 +59,25 @@ CHANGES = [(name, re.compile(pattern, re.I)) for name, pattern in (
     ("dropped X in favour of Y", rf"\b(?:drop|dropped|removed?|retired?)\s+(?P<x>{_PHRASE})\s+in\s+favou?r\s+of\s+"
                                  rf"(?P<y>{_PHRASE})"),
     ("Y instead of X", rf"\binstead\s+of\s+(?!only\b|just\b|merely\b|also\b|\w+ing\b)(?P<x>{_PHRASE})"),
+    ("renamed X to Y", rf"\brenam(?:e|ed|es|ing)\s+(?P<x>{_PHRASE})\s+(?:to|as)\s+(?P<y>{_PHRASE})"),
+    ("turned X off", rf"\b(?:turn(?:ed|s|ing)?|switch(?:ed|es|ing)?)\s+(?P<x>{_PHRASE})\s+off\b"),
+    ("disabled X", rf"\b(?:disabled|turned\s+off|switched\s+off)\s+(?P<x>{_PHRASE})"),
+    ("X is replaced by Y", rf"(?P<x>{_PHRASE})\s+(?:is|was|has\s+been|got)\s+(?:now\s+)?replaced\s+(?:by|with)\s+"
+                           rf"(?P<y>{_PHRASE})"),
 )]
+# a setting and its value, as a result states it: `pool_size: 20`, `IPHONEOS_DEPLOYMENT_TARGET = 15.0`,
+# `retries=3`, `timeout_s is now 90`; the key is shaped like a name in code (a `_`, an inner `.`, a capital
+# after a small letter), never a path
+_KEY = r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*"
+_VALUE = r"\"[^\"\n]{1,40}\"|'[^'\n]{1,40}'|[\w.+%-]{1,40}"
+_SETTING = re.compile(rf"(?<![\w./-])(?P<key>{_KEY})`?\s*(?:=|:|\s+is\s+now|\s+now|\s+to)\s*`?(?P<value>{_VALUE})")
 # said before the change in its sentence, the change did not happen (or is not ours to act on)
 _HEDGE = re.compile(r"\b(?:not|never|n't|considered|consider|considering|whether|should|could|would|might|maybe|"
                     r"perhaps|plan|plans|planned|planning|propose|proposed|if|rather|discussed|evaluate|evaluated)\b|n't\b",
                     re.I)
 _KEPT = re.compile(r"\b(?:stays?|stayed|still|kept|keeps?|unchanged|untouched|as before)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_STATEMENT = re.compile(r"(?<=[.!?;])\s+|\n+")  # a sentence that may hold `key: value`
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9_.+#@/-]*")
 _CHANGE_WORDS = frozenset(_VERB[3:-1].split("|")) | {"replace", "replaced", "replacing", "instead", "longer", "favour",
                                                      "favor", "drop", "dropped", "away", "off", "over"}
@@ -123,6 +140,29 @@ def distinctive(text: str) -> list[str]:
     return list(words)
 
 
+def settings(text: str, *, stated_only: bool = False) -> dict[str, dict[str, str]]:
+    """The settings a text gives a value (`_SETTING`): key -> value -> the sentence saying it, lower case.
+    `stated_only`: leave out questions and the sentences that hedge or say a value stays."""
+    found: dict[str, dict[str, str]] = {}
+    for sentence in _STATEMENT.split(text[:SCAN_CHARS]):
+        if stated_only and sentence.rstrip().endswith("?"):
+            continue
+        for match in _SETTING.finditer(sentence):
+            if stated_only and (_HEDGE.search(sentence[:match.start() + 1]) or _KEPT.search(_clause(sentence, match))):
+                continue
+            value = match.group("value").strip("\"'").rstrip(".,").lower()
+            if value and not is_filler(value):
+                found.setdefault(match.group("key").lower(), {}).setdefault(value, sentence.strip())
+    return found
+
+
+def _clause(sentence: str, match: re.Match) -> str:
+    """The part of the sentence a match sits in, between the commas and brackets around it."""
+    start = max(sentence.rfind(c, 0, match.start()) for c in ",()") + 1
+    ends = [i for i in (sentence.find(c, match.end()) for c in ",()") if i >= 0]
+    return sentence[start:min(ends) if ends else len(sentence)]
+
+
 def forms(words) -> set[str]:
     return {form for word in words for form in bare_forms(word)}
 
@@ -178,8 +218,12 @@ def judge(old: Entry, new: Entry, stated: list[Change] | None = None) -> Finding
     new_subject = distinctive(subject_text(new))
     old_files, new_files = files_of(old), files_of(new)
     shared_files = sorted(old_files & new_files)
+    old_result = forms(distinctive(old.result[:SCAN_CHARS]))
     for change in stated if stated is not None else stated_changes(new):
         named = [t for t in change.x_terms if forms([t]) & old_subject]
+        in_result = not named
+        if in_result and len(change.x_terms) == 1:  # X one name in what the older did: with strong evidence only
+            named = [t for t in change.x_terms if forms([t]) & old_result]
         if not named or forms(named) & left:
             continue  # X is not what the older set up, or the older itself moved off it
         x_forms = forms(change.x_terms)
@@ -189,16 +233,44 @@ def judge(old: Entry, new: Entry, stated: list[Change] | None = None) -> Finding
         if not shared_files and (old_files or new_files or len(subject) < 2):
             continue
         strong = bool(shared_files) and len(subject) >= 2
+        if in_result and not strong:
+            continue
         files = (f"both touched {', '.join(shared_files[:3])}" + (" …" if len(shared_files) > 3 else "")
                  if shared_files else "neither touched files")
         evidence = (f"the newer says \"{_clip(change.said)}\" ({change.kind}); the older set up "
-                    f"{', '.join(named)} (its title or prompt); same subject: {', '.join(subject[:4])}; {files}")
+                    f"{', '.join(named)} ({'what it did' if in_result else 'its title or prompt'}); same subject: {', '.join(subject[:4])}; {files}")
         return Finding(old.rel_path, new.rel_path, evidence, strong)
+    return _new_value(old, new, old_subject, new_subject, shared_files)
+
+
+def _new_value(old: Entry, new: Entry, old_subject: set[str], new_subject: list[str],
+               shared_files: list[str]) -> Finding | None:
+    """A setting the older gave a value that the newer gives another, in a file both touched, on the
+    same subject: `pool_size: 20`, later `pool_size: 50` in the same config file."""
+    if not shared_files:
+        return None
+    before = settings(f"{old.prompt}\n{old.result}")
+    subject = [w for w in new_subject if forms([w]) & old_subject]
+    if not before or not subject:
+        return None
+    for key, values in settings(f"{new.prompt}\n{new.result}", stated_only=True).items():
+        if key not in before or set(values) & set(before[key]):
+            continue  # not the older's setting, or the newer states the older's value too
+        value, said = next(iter(values.items()))
+        evidence = (f"the newer says \"{_clip(said)}\" (a new value); the older set {key} to "
+                    f"{', '.join(sorted(before[key]))}; same subject: {', '.join(subject[:4])}; "
+                    f"both touched {', '.join(shared_files[:3])}" + (" …" if len(shared_files) > 3 else ""))
+        return Finding(old.rel_path, new.rel_path, evidence, False)
     return None
 
 
 def stated_changes(entry: Entry) -> list[Change]:
     return changes(f"{entry.title}.\n{entry.prompt}\n{entry.result}")
+
+
+def states_a_change(entry: Entry) -> bool:
+    """Whether the entry says something changed, or gives a setting a value: worth looking for what it supersedes."""
+    return bool(stated_changes(entry) or settings(f"{entry.prompt}\n{entry.result}", stated_only=True))
 
 
 def _similarity(a: Entry, b: Entry) -> float:
@@ -221,9 +293,10 @@ def findings_for(conn, locs: Locations, new: Entry) -> list[Finding]:
     from ..recall import index
 
     stated = stated_changes(new)
-    if not stated:
+    keys = list(settings(f"{new.prompt}\n{new.result}", stated_only=True))
+    if not stated and not keys:
         return []
-    terms = list(dict.fromkeys(t for c in stated for t in c.x_terms))
+    terms = list(dict.fromkeys([*(t for c in stated for t in c.x_terms), *(t for k in keys for t in distinctive(k))]))
     hits = index.search(conn, terms, [new.project], limit=MAX_CANDIDATES * 2, with_text=False, with_matched=False)
     found: list[Finding] = []
     read = 0
@@ -249,7 +322,7 @@ def propose(locs: Locations, paths: list[str | Path]) -> list[Finding]:
     from ..recall import index
     from ..store import history
 
-    entries = [e for e in (read_entry(Path(p)) for p in paths) if e is not None and stated_changes(e)]
+    entries = [e for e in (read_entry(Path(p)) for p in paths) if e is not None and states_a_change(e)]
     if not entries:
         return []
     written: list[Finding] = []
