@@ -92,8 +92,11 @@ def test_a_superseding_learning_is_given_in_another_harness_opened_and_all_of_it
     assert_once(events, "recorded", new, f"mcp:{SUPERSEDES}")
     superseded = assert_once(events, "superseded", old, f"mcp:{SUPERSEDES}")
     assert new in superseded["detail"]
-    assert_once(events, "given", new, f"hook:{IS_GIVEN}", session=asked.session_id)
+    prompt_given = [e for e in events if e["detail"] != "brief"]
+    assert_once(prompt_given, "given", new, f"hook:{IS_GIVEN}", session=asked.session_id)
     assert_once(events, "opened", new, f"autobank:{IS_GIVEN}", session=asked.session_id)
+    briefs = [e for e in events if e["event"] == "given" and e["detail"] == "brief" and e["entry"] == new]
+    assert briefs and {e["session"] for e in briefs} == {asked.session_id}, "its session-start brief listed it"
     assert not [e for e in events if e["event"] == "given" and e["entry"] == old
                 and e["actor"] == f"hook:{IS_GIVEN}"], "the old entry was given after it was superseded"
 
