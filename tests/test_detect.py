@@ -110,6 +110,13 @@ LOOK_ALIKES = {
          "Pages are cached in Redis with per-key expiry of 10 minutes.", ("src/catalog/cache.py",)),
         ("Fix cache stampede on product pages", "All product pages expire at once and the DB melts.",
          "Switched from per-key expiry to jittered expiry for the product pages cache.", ("src/catalog/cache.py",))],
+    "the same prompt asked again, answered in other words": [
+        ("Zero-dependency HTTP client", "Get rid of axios in the SDK and use native fetch.",
+         "src/http/client.ts is built on fetch now; axios is removed from package.json.",
+         ("src/http/client.ts", "package.json")),
+        ("Zero-dependency HTTP client", "Get rid of axios in the SDK and use  native fetch.",
+         "The SDK's client uses fetch instead of axios; no runtime dependencies left, 27 tests pass.",
+         ("src/http/client.ts", "package.json"))],
     "a copy banked twice": [
         ("Replace webpack with Vite", "Replace webpack with Vite for the frontend build.", "Vite builds it now.",
          ("vite.config.ts", "webpack.config.js")),

@@ -13,7 +13,7 @@ Conservative by construction; when unsure it proposes nothing. A proposal needs 
   "stays" or is "still" there left out) in the older's title or prompt;
 - the same files touched (an entry of the same project and folder) or, when neither touched any, two
   subject words;
-- not a copy of the older (the same turn banked twice).
+- not a copy of the older (the same turn banked twice, or the same prompt asked again).
 
 Or, with no change wording: a setting the older gave a value (`pool_size: 20`, `TARGET = 15.0`, a key
 shaped like a name in code) that the newer gives another, not said to stay, in a file both touched, on
@@ -211,8 +211,8 @@ def judge(old: Entry, new: Entry, stated: list[Change] | None = None) -> Finding
         return None
     if old.cwd and new.cwd and folder_key(old.cwd) != folder_key(new.cwd):
         return None  # another folder that shares the slug
-    if _similarity(old, new) >= COPY_SIMILARITY:
-        return None  # a copy banked twice
+    if _similarity(old, new) >= COPY_SIMILARITY or _asked_alike(old, new):
+        return None  # a copy banked twice, or the same thing asked and done again
     old_subject = forms(distinctive(f"{old.title}\n{old.prompt[:SCAN_CHARS]}"))
     left = forms(term for c in changes(f"{old.title}.\n{old.prompt}\n{old.result}") for term in c.x_terms)
     new_subject = distinctive(subject_text(new))
@@ -277,6 +277,12 @@ def _similarity(a: Entry, b: Entry) -> float:
     ta = set(distinctive(f"{a.title}\n{a.prompt}\n{a.result}"))
     tb = set(distinctive(f"{b.title}\n{b.prompt}\n{b.result}"))
     return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
+
+
+def _asked_alike(a: Entry, b: Entry) -> bool:
+    """The same prompt word for word (case and spacing aside): the same work, whatever its answers say."""
+    prompt_a, prompt_b = (" ".join(e.prompt.lower().split()) for e in (a, b))
+    return bool(prompt_a) and prompt_a == prompt_b
 
 
 def _clip(text: str, limit: int = 120) -> str:
