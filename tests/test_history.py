@@ -48,6 +48,15 @@ def bank_the_login_fix(home: Path) -> None:
     s.flush()
 
 
+def a_banked_login_fix(tmp_path: Path) -> tuple[dict[str, str], Path, object, Path, str]:
+    """A HOME whose bank holds the login fix: (env, home, locs, its file, its id)."""
+    env = make_env(tmp_path)
+    home, locs = Path(env["HOME"]), locations(env)
+    bank_the_login_fix(home)
+    [path] = autobank.run_pass(locs).entries
+    return env, home, locs, path, history.entry_id(path)
+
+
 def ask_the_prompt_hook(env: dict[str, str], harness: str, session_id: str) -> None:
     """The real prompt hook process; it records what it gave after its answer, in a child of its own."""
     out = run_hook(env, "user-prompt-submit", "--harness", harness,
@@ -175,11 +184,7 @@ def test_a_secret_in_a_recorded_learning_never_reaches_the_history(tmp_path: Pat
 
 def test_a_session_that_ignored_what_it_was_given_did_not_open_it(tmp_path: Path, monkeypatch) -> None:
     """Only a call that names the entry counts, and only for the session it was given to."""
-    env = make_env(tmp_path)
-    home, locs = Path(env["HOME"]), locations(env)
-    bank_the_login_fix(home)
-    [path] = autobank.run_pass(locs).entries
-    entry = history.entry_id(path)
+    env, home, locs, path, entry = a_banked_login_fix(tmp_path)
     ignoring, other = ClaudeSession(home, cwd=SHOP), ClaudeSession(home, cwd=SHOP)
     for s in (ignoring, other):
         Given(locs, "claude-code", s.session_id).add([entry])
@@ -216,11 +221,7 @@ def pi_session(home: Path, harness: str, sid: str, call: tuple[str, dict]) -> No
     ("claude-code", "read"), ("codex", "shell"), ("pi", "read"), ("omp", "memory_get"), ("pi", "shell"),
 ])
 def test_a_session_that_read_or_fetched_its_given_entry_opened_it(tmp_path: Path, harness: str, how: str) -> None:
-    env = make_env(tmp_path)
-    home, locs = Path(env["HOME"]), locations(env)
-    bank_the_login_fix(home)
-    [path] = autobank.run_pass(locs).entries
-    entry = history.entry_id(path)
+    env, home, locs, path, entry = a_banked_login_fix(tmp_path)
     shell = f"sed -n 1,80p {path} | head -40"
     if harness == "claude-code":
         s = ClaudeSession(home, cwd=SHOP)
@@ -341,11 +342,7 @@ def answering(home: Path, answer: str, calls: tuple[tuple[str, dict], ...] = ())
 
 
 def test_an_answer_that_repeats_a_given_entrys_facts_used_it(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
-    home, locs = Path(env["HOME"]), locations(env)
-    bank_the_login_fix(home)
-    [path] = autobank.run_pass(locs).entries
-    entry = history.entry_id(path)
+    env, home, locs, path, entry = a_banked_login_fix(tmp_path)
     s = answering(home, FACTFUL_ANSWER)
     Given(locs, "claude-code", s.session_id).add([entry])
     s.flush()
@@ -395,11 +392,7 @@ def test_an_answer_with_the_facts_from_elsewhere_did_not_use_the_entry(tmp_path:
 def test_the_entries_a_brief_lists_are_given_and_a_later_open_counts(tmp_path: Path) -> None:
     """The real session-start hook records what its brief listed (after its answer), apart from what the
     prompt hook gives: the prompt hook may still give the entry in full, and status counts each apart."""
-    env = make_env(tmp_path)
-    home, locs = Path(env["HOME"]), locations(env)
-    bank_the_login_fix(home)
-    [path] = autobank.run_pass(locs).entries
-    entry = history.entry_id(path)
+    env, home, locs, path, entry = a_banked_login_fix(tmp_path)
     s = ClaudeSession(home, cwd=SHOP)
     out = run_hook(env, "session-start", "--harness", "claude-code",
                    stdin=json.dumps({"session_id": s.session_id, "cwd": SHOP, "source": "startup"}))
@@ -441,11 +434,7 @@ def test_a_dry_run_of_the_brief_records_nothing(tmp_path: Path) -> None:
 
 
 def test_what_a_brief_listed_is_counted_apart_and_never_makes_an_entry_unopened_for_review(tmp_path: Path) -> None:
-    env = make_env(tmp_path)
-    home, locs = Path(env["HOME"]), locations(env)
-    bank_the_login_fix(home)
-    [path] = autobank.run_pass(locs).entries
-    entry = history.entry_id(path)
+    env, home, locs, path, entry = a_banked_login_fix(tmp_path)
     for n in range(6):
         Given(locs, "codex", f"s-{n}").add([entry], in_brief=True)
     [use] = history.usage(history.read(locs)).values()

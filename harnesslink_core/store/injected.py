@@ -110,49 +110,39 @@ def injected_ids(locs: Locations, harness: str, session_id: str) -> set[str]:
 def opened_log(locs: Locations) -> dict[tuple[str, str, str], float]:
     """(harness, session id, entry id) -> when that session opened an entry it was given (the pass
     records it: memory_get, a read of its file); read-only, {} when nothing was ever opened."""
-    if not os.path.exists(locs.ledger_path):
-        return {}
-    db = sqlite3.connect(_read_only(locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
-    try:
-        return {(h, s, e): at for h, s, e, at in db.execute("SELECT harness, session_id, entry_id, at FROM opened")}
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return {}
-        raise
-    finally:
-        db.close()
+    return _reading(locs, lambda db: {(h, s, e): at for h, s, e, at in
+                                      db.execute("SELECT harness, session_id, entry_id, at FROM opened")}, {})
 
 
 def given_log(locs: Locations, *, limit: int = 5000) -> list[tuple[str, str, str, float]]:
     """(harness, session id, entry id, when) of what the prompt hook gave each session, newest first;
     read-only (`harnesslink view`), [] when nothing was ever given."""
-    if not os.path.exists(locs.ledger_path):
-        return []
-    db = sqlite3.connect(_read_only(locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
-    try:
-        return db.execute("SELECT harness, session_id, entry_id, at FROM injected ORDER BY at DESC LIMIT ?",
-                          (limit,)).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return []
-        raise
-    finally:
-        db.close()
+    return _reading(locs, lambda db: db.execute("SELECT harness, session_id, entry_id, at FROM injected"
+                                                " ORDER BY at DESC LIMIT ?", (limit,)).fetchall(), [])
 
 
 def use_counts(locs: Locations) -> dict[str, tuple[int, int]]:
     """entry id -> (sessions the prompt hook gave it to, sessions that then opened it); read-only, {}
     when nothing was ever given (the pull's prior: `recall.pull`)."""
-    if not os.path.exists(locs.ledger_path):
-        return {}
-    db = sqlite3.connect(_read_only(locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
-    try:
+    def counts(db) -> dict[str, tuple[int, int]]:
         given = dict(db.execute("SELECT entry_id, count(*) FROM injected GROUP BY entry_id"))
         opened = dict(db.execute("SELECT entry_id, count(*) FROM opened GROUP BY entry_id"))
+        return {entry: (given.get(entry, 0), opened.get(entry, 0)) for entry in given.keys() | opened.keys()}
+
+    return _reading(locs, counts, {})
+
+
+def _reading(locs: Locations, read, nothing):
+    """`read(db)` over a read-only connection to the ledger; `nothing` when there is no ledger yet, or it is
+    still being created."""
+    if not os.path.exists(locs.ledger_path):
+        return nothing
+    db = sqlite3.connect(_read_only(locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
+    try:
+        return read(db)
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
-            return {}
+            return nothing
         raise
     finally:
         db.close()
-    return {entry: (given.get(entry, 0), opened.get(entry, 0)) for entry in given.keys() | opened.keys()}
