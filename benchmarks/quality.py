@@ -80,6 +80,7 @@ FINAL = Path(__file__).with_name("queries_final.json")
 SIXTH = Path(__file__).with_name("queries_sixth.json")
 SEVENTH = Path(__file__).with_name("queries_seventh.json")
 EIGHTH = Path(__file__).with_name("queries_eighth.json")
+NINTH = Path(__file__).with_name("queries_ninth.json")
 QUERY_SETS = (QUERIES, HELDOUT)
 # Each corpus: the folder suffix of its HOME, the files whose targets are planted in it, the sets asked of it.
 CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,)),
@@ -87,7 +88,8 @@ CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,
            ("-final", (QUERIES, UNSEEN, BLIND, FINAL), (FINAL,)),
            ("-sixth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH), (SIXTH,)),
            ("-seventh", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH), (SEVENTH,)),
-           ("-eighth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH), (EIGHTH,)))
+           ("-eighth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH), (EIGHTH,)),
+           ("-ninth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH, NINTH), (NINTH,)))
 ALL_SETS = tuple(s for _, _, sets in CORPORA for s in sets)
 CUTOFF = 3
 

@@ -3,7 +3,7 @@
     python benchmarks/run.py            # 1k and 10k turns (+ 100k entries for search/hooks), a few minutes
     python benchmarks/run.py --quick    # 1k turns, fewer runs: a few minutes
     python benchmarks/run.py --huge     # also bank a 100k-turn transcript corpus (long on 2 cores)
-    python benchmarks/run.py --final    # also score the blind eighth quality set (only at the very end)
+    python benchmarks/run.py --final    # also score the blind ninth quality set (only at the very end)
 
 Everything runs with HOME and HARNESSLINK_HOME in temporary folders. Prints the
 figures and writes the same as Markdown to benchmarks/reports/<date>-<host>[-quick].md.
@@ -288,7 +288,7 @@ def main() -> int:
     parser.add_argument("--no-report", action="store_true", help="print only, write no report file")
     parser.add_argument("--venv", type=Path, help="where to build the private venv (kept and reused across runs)")
     parser.add_argument("--final", action="store_true",
-                        help="also score the blind eighth set (benchmarks/queries_eighth.json): only at the very end")
+                        help="also score the blind ninth set (benchmarks/queries_ninth.json): only at the very end")
     args = parser.parse_args()
 
     sizes = [1000] if args.quick else [1000, 10_000] + ([100_000] if args.huge else [])
@@ -351,7 +351,7 @@ def main() -> int:
             run_child_rss("backfill", home)
             results["noop"][f"{files:,} files"] = noop_pass(home, runs=5)
             print(f"[no-op pass, {files:,} files] {results['noop'][f'{files:,} files']}", flush=True)
-        judges = (quality.EIGHTH,)  # the blind set: only with --final (the fifth to seventh are scored: development)
+        judges = (quality.NINTH,)  # the blind set: only with --final (the fifth to eighth are scored: development)
         sets = quality.ALL_SETS if args.final else tuple(s for s in quality.ALL_SETS if s not in judges)
         results["quality"] = quality.measure(root / "quality" / "home", sets)
         results["pull"] = pull.coding_sets(root / "quality" / "home", sets, pull.SETTINGS)
