@@ -185,8 +185,8 @@ def prompt_context(ctx: Context) -> str:
     if not projects:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
-    from .recall.index import foreign_paths as index_foreign_paths
     from .recall.matches import find_matches, render
+    from .recall.query import foreign_paths as index_foreign_paths
     from .store.injected import Given
     from .store.trust import superseded_paths
 

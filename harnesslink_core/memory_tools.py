@@ -241,6 +241,7 @@ def memory_search(args: dict, session: Session) -> str:
 
     from .recall.framing import frame, neutralise, one_line
     from .recall.pull import query_terms, recall
+    from .recall.query import foreign_paths
     from .store import trust
     from .store.scope import scope_folders
 
@@ -256,7 +257,7 @@ def memory_search(args: dict, session: Session) -> str:
     with _index(session.locs) as (index, conn):
         index.sync(conn, session.locs, projects)
         state = trust.state(session.locs, projects, as_of=as_of)
-        hits = recall(conn, query, projects, limit=limit, exclude_paths=index.foreign_paths(conn, folders),
+        hits = recall(conn, query, projects, limit=limit, exclude_paths=foreign_paths(conn, folders),
                       trust=state)
     then = f" as of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(as_of))}" if as_of is not None else ""
     if not hits:

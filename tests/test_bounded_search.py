@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harnesslink_core.recall import index, matches
+from harnesslink_core.recall import index, matches, query
 from harnesslink_core.store.scope import project_slug
 from memory_helpers import at, make_locs, write_entry
 
@@ -54,7 +54,7 @@ def test_words_that_common_are_ranked_only_among_the_newest_entries(tmp_path, mo
     decision = matches.find_matches(conn, "widget gizmo", [SLUG])
     assert decision.hits, decision
     considered = decision.hits + [hit for hit, _ in decision.rejected]
-    newest = index.max_rowid(conn)
+    newest = query.max_rowid(conn)
     assert all(hit.doc_id > newest - 40 for hit in considered), [hit.title for hit in considered]
     assert all("outage" in hit.title for hit in decision.hits)
 

@@ -11,6 +11,7 @@ import time
 from ..paths import Locations
 from ..recall import index
 from ..recall.pull import query_terms, recall
+from ..recall.query import foreign_paths
 from ..store import trust
 from ..store.scope import all_projects, scope_folders
 from .options import whole_number
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     projects = None if folders is None else list(folders)
     with index.open_index(locs) as conn:
         index.sync(conn, locs, projects)
-        hidden = index.foreign_paths(conn, folders) if folders else set()
+        hidden = foreign_paths(conn, folders) if folders else set()
         state = trust.state(locs, all_projects(locs) if projects is None else projects,
                             as_of=args.as_of)
         hits = recall(conn, query, projects, limit=max(1, args.k), exclude_paths=hidden, trust=state)

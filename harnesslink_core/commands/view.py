@@ -33,10 +33,11 @@ from ..paths import Locations
 from ..recall import index, overview
 from ..recall.brief import DEFAULT_BUDGET, build_brief
 from ..recall.pull import query_terms, recall
+from ..recall.query import foreign_paths
+from ..store import trust
 from ..store.entries import read_entry
 from ..store.injected import given_log, opened_log
 from ..store.ledger import tombstones
-from ..store import trust
 from ..store.scope import all_projects, is_safe_slug, linked_projects, project_slug, scope_folders
 from .options import whole_number
 
@@ -336,7 +337,7 @@ def _search(locs: Locations, query: str, view: ProjectView | None
     state = trust.state(locs, all_projects(locs) if projects is None else projects)
     with _open_index(locs) as conn:
         index.sync(conn, locs, projects)
-        hidden = index.foreign_paths(conn, view.folders_scope) if view else set()
+        hidden = foreign_paths(conn, view.folders_scope) if view else set()
         return recall(conn, query, projects, limit=SEARCH_LIMIT, exclude_paths=hidden, trust=state), terms, state
 
 

@@ -172,7 +172,7 @@ def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: 
                        ) -> tuple[list[_Newest], int] | None:
     """The newest entries and the project's entry count from the index, brought up to date first
     when little changed; None when the index cannot answer (missing, busy, far behind, corrupt)."""
-    from . import index
+    from . import index, query
 
     try:
         conn = index.connect(locs, create=False, busy_ms=50)
@@ -180,11 +180,11 @@ def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: 
         return None
     try:
         index.sync(conn, locs, slugs, max_changes=50)
-        hidden = index.foreign_paths(conn, {project_slug(cwd): folder_key(cwd)})  # another folder's, sharing the slug
+        hidden = query.foreign_paths(conn, {project_slug(cwd): folder_key(cwd)})  # another folder's, sharing the slug
         hidden |= superseded
-        hits = [h for h in index.newest(conn, slugs, NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
+        hits = [h for h in query.newest(conn, slugs, NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
         return ([_Newest(h.path.rsplit("/", 1)[-1], h.ts, h.origin, h.title, h.result) for h in hits],
-                index.scope_size(conn, slugs))
+                query.scope_size(conn, slugs))
     except (index.IndexBehind, index.sqlite3.Error):
         return None
     finally:
@@ -283,6 +283,7 @@ def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
     from ..store.scope import scope_folders
     from . import index
     from .pull import recall
+    from .query import foreign_paths
 
     try:
         with index.open_index(locs) as conn:
@@ -290,7 +291,7 @@ def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
             projects = list(folders)
             index.sync(conn, locs, projects)
             state = trust.state(locs, projects)
-            hits = recall(conn, query, projects, limit=5, exclude_paths=index.foreign_paths(conn, folders),
+            hits = recall(conn, query, projects, limit=5, exclude_paths=foreign_paths(conn, folders),
                           trust=state)
     except Exception:  # noqa: BLE001 - an optional section
         return []

@@ -67,14 +67,14 @@ import time
 
 from .fingerprint import SketchIndex
 from .framing import cut, frame, frame_overhead, neutralise, one_line
-from .index import (
+from .lexicon import Vocabulary, full, lookup_keys
+from .query import (
     STRONG_COLUMNS,
     Hit,
     index_size,
-    matching_rows,
     max_rowid,
     probe,
-    probe_rows,
+    rows_containing,
     scope_rows_after,
     scope_size,
     search,
@@ -82,7 +82,6 @@ from .index import (
     term_counts,
     vocabulary,
 )
-from .lexicon import Vocabulary, full, lookup_keys
 from .terms import (
     MAX_TERMS,
     _meaningful,
@@ -287,7 +286,7 @@ def _accept_clear_winner(conn, weighed: "_Weighed", tops: list[Hit], judged: dic
     if top.score < CLEAR_WINNER * runner_up:
         return
     own = [weighed.term(label).own() for label in top.matched]
-    literal = [label for label, rows in zip(top.matched, matching_rows(conn, own, [top.doc_id])) if rows]
+    literal = [label for label, rows in zip(top.matched, rows_containing(conn, own, [top.doc_id])) if rows]
     if weighed.word_count(literal) < CLEAR_WINNER_OWN_WORDS:
         return
     judged[top.doc_id] = None
@@ -307,7 +306,7 @@ def _accept_rare_word(conn, weighed: "_Weighed", tops: list[Hit], judged: dict[i
     if not rare:
         return
     own = [t.own() for t in rare]
-    words = [t[0] for t, rows in zip(rare, matching_rows(conn, own, [top.doc_id], columns=STRONG_COLUMNS)) if rows]
+    words = [t[0] for t, rows in zip(rare, rows_containing(conn, own, [top.doc_id], columns=STRONG_COLUMNS)) if rows]
     if words:
         judged[top.doc_id] = None
         entries = weighed.counts[words[0]]
@@ -392,9 +391,9 @@ class _Weighed:
         mem = probe(self.conn, [hit.doc_id for hit in hits], texts)
         try:
             labels = [t[0] for t in self.found]
-            for label, rows in zip(labels, probe_rows(mem, self.found)):
+            for label, rows in zip(labels, rows_containing(mem, self.found)):
                 self.rows.setdefault(label, set()).update(rows)
-            for label, rows in zip(labels, probe_rows(mem, self.found, columns=STRONG_COLUMNS)):
+            for label, rows in zip(labels, rows_containing(mem, self.found, columns=STRONG_COLUMNS)):
                 self.strong.setdefault(label, set()).update(rows)
         finally:
             mem.close()
@@ -433,7 +432,6 @@ def _judge(weighed: _Weighed, hits: list[Hit], required: int) -> dict[int, str |
         evidence = 0.0
         for label in hit.matched:
             evidence += weighed.words[label] * (1.0 if hit.doc_id in weighed.strong[label] else WEAK_MATCH)
-        hit.evidence = evidence
         coverage = weighed.coverage(hit)
         if evidence < required:
             verdicts[hit.doc_id] = f"{len(hit.matched)} matching term(s) ({evidence:g}), {required} required"
@@ -449,10 +447,9 @@ def _judge(weighed: _Weighed, hits: list[Hit], required: int) -> dict[int, str |
 
 
 def _candidates(conn, weighed: _Weighed, projects, session_id, already_injected, rowids) -> list[Hit]:
-    # without their text: SQLite would read every matching row's text before keeping the best
-    # CANDIDATES (`mark` reads theirs)
+    # hits without their text: `mark` reads theirs
     return search(conn, weighed.searched, projects, limit=CANDIDATES, exclude_session=session_id or None,
-                  exclude_paths=already_injected, rowids=rowids, with_matched=False, with_text=False,
+                  exclude_paths=already_injected, rowids=rowids,
                   by_scope=weighed.size * SELECTIVE_SCOPE < max(max_rowid(conn), 1))
 
 
