@@ -281,18 +281,10 @@ def _without_frontmatter(text: str) -> str:
 def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
     from ..store import trust
     from ..store.scope import scope_folders
-    from . import index
-    from .pull import recall
-    from .query import foreign_paths
+    from .ask import ask
 
     try:
-        with index.open_index(locs) as conn:
-            folders = scope_folders(locs, cwd)
-            projects = list(folders)
-            index.sync(conn, locs, projects)
-            state = trust.state(locs, projects)
-            hits = recall(conn, query, projects, limit=5, exclude_paths=foreign_paths(conn, folders),
-                          trust=state)
+        hits, state = ask(locs, query, scope_folders(locs, cwd), limit=5)
     except Exception:  # noqa: BLE001 - an optional section
         return []
     if not hits:
