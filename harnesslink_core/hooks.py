@@ -208,9 +208,8 @@ def prompt_context(ctx: Context) -> str:
         ctx.notes.append(f"already injected in this session (excluded): {len(already)}")
     if superseded:
         ctx.notes.append(f"superseded by a newer entry (excluded): {len(superseded)}")
-    if ctx.opts.dry_run:
-        ctx.notes += decision.rules()
-    ctx.notes += decision.explain()
+    if ctx.opts.dry_run:  # what each candidate was and what each rule said: only the dry run prints it
+        ctx.notes += decision.rules() + decision.explain()
     text = render(decision.hits, decision.terms, ctx.locs.memories_path)
     if text and not ctx.opts.dry_run and ctx.session:
         ids = decision.given()
