@@ -255,10 +255,10 @@ def _families(ranked: list[Candidate]) -> list[list[Candidate]]:
     families: list[list[Candidate]] = []
     heads = SketchIndex()
     for c in ranked:
-        family = heads.near(c.hit.sketch)
+        alone = [c]
+        family = heads.near_or_add(c.hit.sketch, alone)
         if family is None:
-            families.append([c])
-            heads.add(c.hit.sketch, families[-1])
+            families.append(alone)
         else:
             family.append(c)
     return families
