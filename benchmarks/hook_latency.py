@@ -40,7 +40,7 @@ from benchmarks import installed  # noqa: E402
 from benchmarks.installed import Case, clean_env, interleaved, pct  # noqa: E402
 from harnesslink_core.clock import file_safe, iso  # noqa: E402
 from harnesslink_core.paths import locations  # noqa: E402
-from harnesslink_core.recall import index  # noqa: E402
+from harnesslink_core.recall import candidates, index  # noqa: E402
 from harnesslink_core.recall.matches import find_matches  # noqa: E402
 from harnesslink_core.store.scope import project_slug  # noqa: E402
 
@@ -210,7 +210,6 @@ def _search_speed(env, entries, queries, write, prompts, worst) -> dict:
     conn.execute("COMMIT")
     conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
     build_s = time.perf_counter() - started
-    from harnesslink_core.recall import matches
 
     def run(n: int) -> list[float]:
         times = []
@@ -223,10 +222,10 @@ def _search_speed(env, entries, queries, write, prompts, worst) -> dict:
         return times
 
     times = run(queries)
-    window = matches.RECENT_WINDOW
-    matches.RECENT_WINDOW = 10**9  # worst case: nothing recent qualifies, every entry is ranked
+    window = candidates.RECENT_WINDOW
+    candidates.RECENT_WINDOW = 10**9  # worst case: nothing recent qualifies, every entry is ranked
     full = run(queries // 3)
-    matches.RECENT_WINDOW = window
+    candidates.RECENT_WINDOW = window
     conn.close()
     return {"entries": entries, "insert_s": round(build_s, 1), "search_p50_ms": round(pct(times, 0.5), 2),
             "search_p95_ms": round(pct(times, 0.95), 2), "search_max_ms": round(max(times), 2),

@@ -67,7 +67,7 @@ from pathlib import Path
 from benchmarks import corpus
 from harnesslink_core.banking import autobank
 from harnesslink_core.paths import locations
-from harnesslink_core.recall import index
+from harnesslink_core.recall import index, query
 from harnesslink_core.recall.brief import build_brief
 from harnesslink_core.recall.matches import find_matches, render
 from harnesslink_core.store.scope import scope_for
@@ -185,7 +185,7 @@ def _plain_search(plain: sqlite3.Connection, query: str, projects: list[str], de
 
 
 def _newest(conn: sqlite3.Connection, projects: list[str]) -> list[str]:
-    return [hit.path for hit in index.newest(conn, projects, CUTOFF)]
+    return [hit.path for hit in query.newest(conn, projects, CUTOFF)]
 
 
 def _score(ranked: list[list[str]], wanted: list[frozenset[str]]) -> dict:

@@ -169,12 +169,13 @@ class Context:
 
 def prompt_context(ctx: Context) -> str:
     """Up to three matching past entries, framed; "" when nothing qualifies."""
-    from .recall.terms import skip_reason
+    from .recall.terms import prompt_words, skip_reason
     from .store.scope import scope_folders
 
     if not ctx.opts.dry_run:
         _start_pass_if_due(ctx)
-    reason = _kept_out(ctx) or skip_reason(ctx.prompt)
+    words = prompt_words(ctx.prompt)  # read once: every stage of the search takes them
+    reason = _kept_out(ctx) or skip_reason(ctx.prompt, words)
     if reason:
         ctx.notes.append(f"no matches: {reason}")
         return ""
@@ -185,16 +186,16 @@ def prompt_context(ctx: Context) -> str:
     if not projects:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
-    from .recall.index import foreign_paths as index_foreign_paths
     from .recall.matches import find_matches, render
+    from .recall.query import foreign_paths as index_foreign_paths
     from .store.injected import Given
     from .store.trust import superseded_paths
 
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)
     superseded = superseded_paths(ctx.locs, projects)  # never pushed (a pull shows them, marked)
-    decision = _search(ctx, lambda conn: find_matches(conn, ctx.prompt, projects, session_id=ctx.session,
-                                                      already_injected=already,
+    decision = _search(ctx, lambda conn: find_matches(conn, ctx.prompt, projects, words=words,
+                                                      session_id=ctx.session, already_injected=already,
                                                       hidden=index_foreign_paths(conn, folders) | superseded),
                        projects)
     if decision is None:
@@ -207,7 +208,8 @@ def prompt_context(ctx: Context) -> str:
         ctx.notes.append(f"already injected in this session (excluded): {len(already)}")
     if superseded:
         ctx.notes.append(f"superseded by a newer entry (excluded): {len(superseded)}")
-    ctx.notes += decision.explain()
+    if ctx.opts.dry_run:  # what each candidate was and what each rule said: only the dry run prints it
+        ctx.notes += decision.rules() + decision.explain()
     text = render(decision.hits, decision.terms, ctx.locs.memories_path)
     if text and not ctx.opts.dry_run and ctx.session:
         ids = decision.given()

@@ -239,10 +239,9 @@ def _tags(args: dict) -> list[str]:
 def memory_search(args: dict, session: Session) -> str:
     import time
 
+    from .recall.ask import ask
     from .recall.framing import frame, neutralise, one_line
-    from .recall.pull import query_terms, recall
-    from .store import trust
-    from .store.injected import use_counts
+    from .recall.pull import query_terms
     from .store.scope import scope_folders
 
     query = _text(args, "query", required=True)
@@ -254,11 +253,8 @@ def memory_search(args: dict, session: Session) -> str:
     where = _scope_words(projects)
     if not terms:
         raise ToolError("`query` has no words to search for")
-    with _index(session.locs) as (index, conn):
-        index.sync(conn, session.locs, projects)
-        state = trust.state(session.locs, projects, as_of=as_of)
-        hits = recall(conn, query, projects, limit=limit, exclude_paths=index.foreign_paths(conn, folders),
-                      trust=state, use=use_counts(session.locs))
+    with _index_errors():
+        hits, state = ask(session.locs, query, folders, limit=limit, as_of=as_of, busy_ms=3000)
     then = f" as of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(as_of))}" if as_of is not None else ""
     if not hits:
         return f"No memory entries match {one_line(query, 120)!r} in {where}{then}."
@@ -458,9 +454,11 @@ def _record_in_history(session: Session, path: Path, entry: Entry) -> None:
 
 
 def _index_now(locs: Locations, slug: str) -> bool:
+    from .recall.index import open_index, sync
+
     try:
-        with _index(locs) as (index, conn):
-            index.sync(conn, locs, [slug])
+        with _index_errors(), open_index(locs, busy_ms=3000) as conn:
+            sync(conn, locs, [slug])
         return True
     except ToolError:
         return False
@@ -507,26 +505,19 @@ _IMPLEMENTATIONS = {
 
 # --- plumbing -------------------------------------------------------------------------------------------------
 
-class _index:
-    """`with _index(locs) as (index, conn)`: an open search index, or ToolError saying why not."""
+class _index_errors:
+    """`with _index_errors():` the search index unavailable or busy inside is a ToolError saying so."""
 
-    def __init__(self, locs: Locations) -> None:
-        self.locs = locs
-
-    def __enter__(self):  # type: ignore[no-untyped-def]
-        from .recall import index
-
-        self.opened = index.open_index(self.locs, busy_ms=3000)
-        try:
-            self.conn = self.opened.__enter__()
-        except index.IndexUnavailable as exc:
-            raise ToolError(f"the memory index cannot be opened right now ({exc}); try again shortly") from None
-        return index, self.conn
+    def __enter__(self) -> None:
+        return None
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self.conn.close()
         import sqlite3
 
+        from .errors import IndexUnavailable
+
+        if isinstance(exc, IndexUnavailable):
+            raise ToolError(f"the memory index cannot be opened right now ({exc}); try again shortly") from None
         if isinstance(exc, sqlite3.OperationalError):
             raise ToolError(f"the memory index is busy ({exc}); try again shortly") from exc
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harnesslink_core.recall import index, matches
+from harnesslink_core.recall import candidates, index, matches, query
 from harnesslink_core.store.scope import project_slug
 from memory_helpers import at, make_locs, write_entry
 
@@ -32,7 +32,7 @@ def filler(n: int, words: str) -> list[dict]:
 
 
 def test_a_prompt_whose_every_word_is_everywhere_searches_and_injects_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr(matches, "COMMON_CAP", 20)
+    monkeypatch.setattr(candidates, "COMMON_CAP", 20)
     locs = make_locs(tmp_path)
     conn = indexed(locs, [filler(120, "deploy cache server")])
     decision = matches.find_matches(conn, "deploy the cache server", [SLUG])
@@ -42,8 +42,8 @@ def test_a_prompt_whose_every_word_is_everywhere_searches_and_injects_nothing(tm
 
 
 def test_words_that_common_are_ranked_only_among_the_newest_entries(tmp_path, monkeypatch):
-    monkeypatch.setattr(matches, "COMMON_CAP", 20)
-    monkeypatch.setattr(matches, "COMMON_WINDOW", 40)
+    monkeypatch.setattr(candidates, "COMMON_CAP", 20)
+    monkeypatch.setattr(candidates, "COMMON_WINDOW", 40)
     locs = make_locs(tmp_path)
     old = [{"title": f"widget gizmo failure {i}", "result": "the widget gizmo broke, fixed the gizmo"}
            for i in range(25)]
@@ -54,15 +54,15 @@ def test_words_that_common_are_ranked_only_among_the_newest_entries(tmp_path, mo
     decision = matches.find_matches(conn, "widget gizmo", [SLUG])
     assert decision.hits, decision
     considered = decision.hits + [hit for hit, _ in decision.rejected]
-    newest = index.max_rowid(conn)
+    newest = query.max_rowid(conn)
     assert all(hit.doc_id > newest - 40 for hit in considered), [hit.title for hit in considered]
     assert all("outage" in hit.title for hit in decision.hits)
 
 
 @pytest.mark.parametrize("window", [40, 10_000])
 def test_a_rare_word_is_searched_in_the_whole_bank(tmp_path, monkeypatch, window):
-    monkeypatch.setattr(matches, "COMMON_CAP", 20)
-    monkeypatch.setattr(matches, "COMMON_WINDOW", window)
+    monkeypatch.setattr(candidates, "COMMON_CAP", 20)
+    monkeypatch.setattr(candidates, "COMMON_WINDOW", window)
     locs = make_locs(tmp_path)
     old = [{"title": "flamegraph of the widget renderer", "result": "the flamegraph showed the widget layout"}]
     conn = indexed(locs, [old, filler(150, "widget")])
@@ -72,9 +72,9 @@ def test_a_rare_word_is_searched_in_the_whole_bank(tmp_path, monkeypatch, window
 
 def test_in_a_big_bank_a_word_counted_up_to_the_cap_is_common(tmp_path, monkeypatch):
     """Counting stops at RECOUNT_CAP: a word that reaches it is at least that common, never rare."""
-    monkeypatch.setattr(matches, "COMMON_CAP", 20)
-    monkeypatch.setattr(matches, "COMMON_WINDOW", 40)
-    monkeypatch.setattr(matches, "RECOUNT_CAP", 30)
+    monkeypatch.setattr(candidates, "COMMON_CAP", 20)
+    monkeypatch.setattr(candidates, "COMMON_WINDOW", 40)
+    monkeypatch.setattr(candidates, "RECOUNT_CAP", 30)
     locs = make_locs(tmp_path)
     conn = indexed(locs, [filler(150, "deploy cache server"), filler(150, "deploy cache server")])
     decision = matches.find_matches(conn, "deploy the cache server", [SLUG])

@@ -28,7 +28,7 @@ import pytest
 from harnesslink_core import hooks, log, main
 from harnesslink_core.banking import autobank, background
 from harnesslink_core.paths import locations
-from harnesslink_core.recall import index
+from harnesslink_core.recall import index, query
 from harnesslink_core.store import ledger, projectfiles
 from tests.claude_builder import ClaudeSession
 
@@ -130,7 +130,7 @@ def _recovered(locs, *, turns: int = TURNS) -> None:
     conn = index.connect(locs)
     try:
         index.sync(conn, locs, None)
-        assert index.count(conn) == turns
+        assert query.count(conn) == turns
     finally:
         conn.close()
 

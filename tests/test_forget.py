@@ -12,7 +12,7 @@ import pytest
 from harnesslink_core import main
 from harnesslink_core.banking import autobank
 from harnesslink_core.control import forget
-from harnesslink_core.recall import brief, index
+from harnesslink_core.recall import brief, index, query
 from harnesslink_core.store.ledger import open_ledger
 from harnesslink_core.store.scope import project_slug
 from tests.claude_builder import ClaudeSession
@@ -107,7 +107,7 @@ def test_an_entry_pulled_back_from_the_cloud_is_never_indexed_or_injected(isolat
     index.rebuild(locs)
     conn = index.connect(locs)
     try:
-        hits = index.search(conn, ["pricing", "cache"], None)
+        hits = query.search(conn, ["pricing", "cache"], None)
         assert not any("pricing" in h.path for h in hits)
     finally:
         conn.close()
@@ -203,7 +203,7 @@ def test_a_legacy_entry_without_turn_key_is_forgotten_by_name(isolated_home, loc
     index.rebuild(locs)
     conn = index.connect(locs)
     try:
-        assert index.count(conn) == 0
+        assert query.count(conn) == 0
     finally:
         conn.close()
 

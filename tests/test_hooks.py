@@ -15,7 +15,7 @@ import pytest
 
 from conftest import FIXTURES
 from harnesslink_core.hooks import answer
-from harnesslink_core.recall import index
+from harnesslink_core.recall import index, query
 from memory_helpers import REPO, SHOP, build_corpus, corpus_world, make_env, make_locs, run_hook
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
@@ -207,7 +207,7 @@ def test_a_corrupt_index_answers_without_it_and_is_rebuilt_in_the_background(wor
     while time.monotonic() < deadline:
         try:
             conn = index.connect(locs, create=False)
-            if index.count(conn) == 11:
+            if query.count(conn) == 11:
                 conn.close()
                 break
             conn.close()

@@ -31,7 +31,8 @@ CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.banking"
 DECIDE = {"harnesslink_core.store", "harnesslink_core.store.scope", "harnesslink_core.store.identity", "harnesslink_core.recall", "harnesslink_core.recall.terms",
           "harnesslink_core.recall.lexicon", "harnesslink_core.recall.tokens", "harnesslink_core.control",
           "harnesslink_core.control.exclusion"}
-SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.errors", "harnesslink_core.recall.index", "harnesslink_core.recall.matches",
+SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.errors", "harnesslink_core.recall.index", "harnesslink_core.recall.query", "harnesslink_core.recall.matches",
+          "harnesslink_core.recall.candidates", "harnesslink_core.recall.decide",
           "harnesslink_core.recall.framing", "harnesslink_core.store.injected", "harnesslink_core.recall.fingerprint",
           "harnesslink_core.store.trust", "math", "_blake2", "_functools"}
 BRIEF = {"harnesslink_core.recall.brief", "harnesslink_core.store.main_md", "harnesslink_core.sessions",

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from harnesslink_core.recall import index
+from harnesslink_core.recall import index, query
 from harnesslink_core.store.entries import read_entry
 from harnesslink_core.store.scope import linked_projects, project_slug, scope_for
 from memory_helpers import REPO, SHOP, make_env, make_locs, write_entry
@@ -43,7 +43,7 @@ Thumbnails are now generated with Pillow's draft mode, 6x faster.
 def search(locs, words, cwd=SHOP):
     conn = index.connect(locs)
     try:
-        return [h.path.rsplit("/", 1)[1] for h in index.search(conn, words, scope_for(locs, cwd))]
+        return [h.path.rsplit("/", 1)[1] for h in query.search(conn, words, scope_for(locs, cwd))]
     finally:
         conn.close()
 
@@ -199,10 +199,10 @@ def test_the_scope_token_alone_keeps_other_projects_out(tmp_path):
     for cwd in ("/home/dev/web", "/home/dev/web-frontend", "/home/dev/web/frontend"):
         slug = project_slug(cwd)
         rows = conn.execute("SELECT d.project FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?",
-                            (index.scoped_query(["tailwind"], [slug]),)).fetchall()
+                            (query.scoped_query(["tailwind"], [slug]),)).fetchall()
         assert rows == [(slug,)]
     both = [project_slug("/home/dev/web"), project_slug("/home/dev/web-frontend")]
-    assert sorted(h.project for h in index.search(conn, ["tailwind"], both)) == sorted(both)
+    assert sorted(h.project for h in query.search(conn, ["tailwind"], both)) == sorted(both)
 
 
 def test_an_index_of_the_old_schema_is_rebuilt_from_the_markdown(tmp_path):
@@ -219,5 +219,5 @@ def test_an_index_of_the_old_schema_is_rebuilt_from_the_markdown(tmp_path):
     assert index.rebuild(locs) == 1
     conn = index.connect(locs, create=False)
     assert [r[1] for r in conn.execute("PRAGMA table_info(fts)")][-1] == "scope"
-    assert [h.title for h in index.search(conn, ["postgres", "connections"], scope_for(locs, SHOP))] == [
+    assert [h.title for h in query.search(conn, ["postgres", "connections"], scope_for(locs, SHOP))] == [
         "Postgres runs out of connections"]

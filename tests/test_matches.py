@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harnesslink_core.recall import index
-from harnesslink_core.recall.matches import BUDGET, find_matches, prompt_terms, render
-from harnesslink_core.recall.terms import meaningful_terms, skip_reason
+from harnesslink_core.recall.matches import BUDGET, find_matches, render
+from harnesslink_core.recall.terms import meaningful_terms, prompt_terms, prompt_words, skip_reason
 from harnesslink_core.store.scope import project_slug, scope_for
 from memory_helpers import BLOG, SHOP, build_corpus, make_locs, write_entry
 
@@ -145,9 +145,9 @@ def test_a_huge_prompt_is_judged_by_its_start(world):
 
 
 def test_old_entries_are_still_found_when_recent_ones_do_not_match(tmp_path, monkeypatch):
-    from harnesslink_core.recall import matches
+    from harnesslink_core.recall import candidates
 
-    monkeypatch.setattr(matches, "RECENT_WINDOW", 3)
+    monkeypatch.setattr(candidates, "RECENT_WINDOW", 3)
     locs = make_locs(tmp_path)
     write_entry(locs, SHOP, title="Elasticsearch reindex through an alias", ts="2026-01-01T00:00:00.000Z",
                 result="Created the new index, reindexed, then swapped the alias atomically.", session_id="a")
@@ -189,9 +189,9 @@ def test_related_words_bridge_a_paraphrase(tmp_path):
 
 
 def test_a_lexicon_phrase_is_one_term_for_both_words(tmp_path):
-    assert prompt_terms("code hard to read in dark mode")[-1][:2] == ["dark mode", "dark theme"]
+    assert prompt_terms(prompt_words("code hard to read in dark mode"))[-1].alternatives[:2] == ["dark mode", "dark theme"]
     # "rate limiting" is about throttling, not about rates
-    assert [t[0] for t in prompt_terms("rate limiting the search endpoint")][0] == "rate limiting"
+    assert [t.label for t in prompt_terms(prompt_words("rate limiting the search endpoint"))][0] == "rate limiting"
     locs, conn = _bank(tmp_path, [("Shipping rates API call to the carrier times out", "Added a cache of rates.")])
     assert find_matches(conn, "rate limiting the public endpoint", scope_for(locs, SHOP)).hits == []
 

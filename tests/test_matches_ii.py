@@ -9,9 +9,10 @@ import time
 import pytest
 
 from harnesslink_core.recall import index, lexicon
+from harnesslink_core.recall.candidates import prompt_vocabulary
 from harnesslink_core.recall.fingerprint import resemblance, same_content, sketch
-from harnesslink_core.recall.matches import find_matches, prompt_terms, prompt_vocabulary, render
-from harnesslink_core.recall.terms import is_filler, meaningful_terms
+from harnesslink_core.recall.matches import find_matches, render
+from harnesslink_core.recall.terms import is_filler, meaningful_terms, prompt_terms, prompt_words
 from harnesslink_core.recall.tokens import Compound, derived_keys, prompt_tokens
 from harnesslink_core.store.scope import scope_for
 from memory_helpers import SHOP, make_env, make_locs, run_hook, write_entry
@@ -50,9 +51,9 @@ def test_versions_numbers_identifiers_and_file_names_stay_whole_in_the_prompt():
     # a release after an ordinary word is still a term of its own; contractions without
     # their apostrophe and "much" say nothing
     assert meaningful_terms("couldnt publish 2.4.0, much slower") == ["publish", "2.4.0", "publish 2.4.0", "slower"]
-    terms = {t[0]: t for t in prompt_terms("why does applyDiscount ignore stripe_event_id")}
-    assert terms["applydiscount"][1:] == ["apply discount"] and terms["applydiscount"].words == 2
-    assert terms["stripe_event_id"][1:] == ["stripe event id", "stripeeventid"]
+    terms = {t.label: t for t in prompt_terms(prompt_words("why does applyDiscount ignore stripe_event_id"))}
+    assert terms["applydiscount"].alternatives[1:] == ["apply discount"] and terms["applydiscount"].words == 2
+    assert terms["stripe_event_id"].alternatives[1:] == ["stripe event id", "stripeeventid"]
     # a version after a filler word is not joined to it; a brand in camel case is one word
     assert "to v2.3.1" not in meaningful_terms("move to v2.3.1 now")
     assert prompt_tokens("GitHub macOS")[:2] == ["github", "macos"]
@@ -154,15 +155,16 @@ def test_one_rare_word_of_the_prompt_in_a_title_names_the_work(tmp_path):
 def test_the_vocabulary_is_read_from_the_index_not_parsed_per_prompt(tmp_path):
     locs, conn = _bank(tmp_path, [])
     prompt = "the sign in page fell over on the box after the deploy"
-    vocab = prompt_vocabulary(conn, prompt)
+    vocab = prompt_vocabulary(conn, prompt_words(prompt))
     assert vocab.is_phrase("sign in") and vocab.related("sign in")[:1] == ["login"]
-    assert [list(t) for t in prompt_terms(prompt, vocab)] == [list(t) for t in prompt_terms(prompt)]
+    words = prompt_words(prompt)
+    assert [t.alternatives for t in prompt_terms(words, vocab)] == [t.alternatives for t in prompt_terms(words)]
     assert len(vocab.keys) < 20  # only the prompt's own words were fetched
 
 
 def test_the_vocabulary_marks_concepts_and_the_index_keeps_the_mark(tmp_path):
     _, conn = _bank(tmp_path, [])
-    vocab = prompt_vocabulary(conn, "the dark mode toggle is stuck in pagerduty")
+    vocab = prompt_vocabulary(conn, prompt_words("the dark mode toggle is stuck in pagerduty"))
     assert vocab.is_concept("dark mode") and vocab.is_concept("pagerduty")
     assert not vocab.is_concept("stuck") and not vocab.is_concept("wombat")
     assert lexicon.full().is_concept("dark mode") and not lexicon.full().is_concept("stuck")
@@ -220,7 +222,7 @@ def test_a_changed_vocabulary_file_is_reloaded_by_the_next_refresh(tmp_path, mon
     monkeypatch.setattr(lexicon, "DATA_FILE", str(data))
     index.refresh(locs)
     conn = index.connect(locs)
-    assert prompt_vocabulary(conn, "wombat burrows").related("wombat") == ["marsupial"]
+    assert prompt_vocabulary(conn, prompt_words("wombat burrows")).related("wombat") == ["marsupial"]
 
 
 @pytest.mark.parametrize("prompt, expected", [

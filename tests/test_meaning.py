@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from harnesslink_core.recall import index, meaning, pull, vectors
+from harnesslink_core.recall import index, meaning, pull, query, vectors
 from harnesslink_core.store.scope import project_slug
 from memory_helpers import REPO, SHOP, build_corpus, make_env, make_locs, write_entry
 
@@ -112,7 +112,7 @@ def test_a_paraphrase_with_no_shared_word_is_found_through_meaning(tmp_path):
     paraphrase = "too few sockets for simultaneous visitors"  # the entry: "Postgres errors: too many clients"
     conn = index.connect(locs)
     try:
-        by_words = index.search(conn, pull.query_terms(paraphrase), [project_slug(SHOP)], limit=3)
+        by_words = query.search(conn, pull.query_terms(paraphrase), [project_slug(SHOP)], limit=3)
         found = pull.recall(conn, paraphrase, [project_slug(SHOP)], limit=3)
         fused = pull.recall(conn, "postgres ran out of connections when many requests came in", [project_slug(SHOP)],
                             limit=3)

@@ -266,7 +266,7 @@ def test_private_spans(text, expected):
 
 
 def test_a_token_in_the_folder_name_is_never_persisted_and_the_project_still_finds_its_memory(locs, isolated_home):
-    from harnesslink_core.recall import index
+    from harnesslink_core.recall import index, query
     from harnesslink_core.store.scope import scope_for
     from tests.claude_builder import ClaudeSession
 
@@ -281,7 +281,7 @@ def test_a_token_in_the_folder_name_is_never_persisted_and_the_project_still_fin
     conn = index.connect(locs)
     try:
         index.sync(conn, locs, projects)
-        assert index.search(conn, ["checkout", "timeout"], projects, limit=3), "the folder's own memory is found"
+        assert query.search(conn, ["checkout", "timeout"], projects, limit=3), "the folder's own memory is found"
     finally:
         conn.close()
     files = _every_byte(locs.agent_dir)

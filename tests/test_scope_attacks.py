@@ -13,7 +13,7 @@ import pytest
 from harnesslink_core.control import forget
 from harnesslink_core.errors import ToolError
 from harnesslink_core.memory_tools import Session, call
-from harnesslink_core.recall import index
+from harnesslink_core.recall import index, query
 from harnesslink_core.recall.brief import build_brief
 from harnesslink_core.store.scope import project_slug
 from memory_helpers import make_locs, write_entry
@@ -81,7 +81,7 @@ def test_a_forget_in_one_project_hides_nothing_of_another(world) -> None:
     index.rebuild(locs)
     conn = index.connect(locs)
     try:
-        hits = index.search(conn, ["staging", "database"], [project_slug(B)], limit=5)
+        hits = query.search(conn, ["staging", "database"], [project_slug(B)], limit=5)
     finally:
         conn.close()
     assert [h.path for h in hits] == [f"{project_slug(B)}/bank/{other.name}"]

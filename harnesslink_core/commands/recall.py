@@ -9,11 +9,10 @@ import sys
 import time
 
 from ..paths import Locations
-from ..recall import index
-from ..recall.pull import query_terms, recall
+from ..recall.ask import ask
+from ..recall.pull import query_terms
 from ..store import trust
-from ..store.injected import use_counts
-from ..store.scope import all_projects, scope_folders
+from ..store.scope import scope_folders
 from .options import whole_number
 
 
@@ -42,13 +41,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     cwd = os.path.abspath(args.cwd or os.getcwd())
     folders = None if args.all else scope_folders(locs, cwd)
     projects = None if folders is None else list(folders)
-    with index.open_index(locs) as conn:
-        index.sync(conn, locs, projects)
-        hidden = index.foreign_paths(conn, folders) if folders else set()
-        state = trust.state(locs, all_projects(locs) if projects is None else projects,
-                            as_of=args.as_of)
-        hits = recall(conn, query, projects, limit=max(1, args.k), exclude_paths=hidden, trust=state,
-                      use=use_counts(locs))
+    hits, state = ask(locs, query, folders, limit=max(1, args.k), as_of=args.as_of)
     as_of = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(args.as_of)) if args.as_of is not None else None
     if args.json:
         rows = [

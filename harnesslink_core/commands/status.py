@@ -110,14 +110,14 @@ def collect(locs: Locations) -> dict[str, Any]:
 
 def search_index(locs: Locations) -> dict[str, Any]:
     """How many entries the search index holds, and how many of them have their meaning vector yet."""
-    from ..recall import index, vectors
+    from ..recall import index, query, vectors
 
     try:
         conn = index.connect(locs, create=False, busy_ms=1000)
     except index.IndexUnavailable as exc:
         return {"entries": None, "without_vectors": None, "problem": str(exc)}
     try:
-        return {"entries": index.count(conn), "without_vectors": vectors.pending(conn), "problem": None}
+        return {"entries": query.count(conn), "without_vectors": vectors.pending(conn), "problem": None}
     except index.sqlite3.Error as exc:
         return {"entries": None, "without_vectors": None, "problem": str(exc)}
     finally:

@@ -31,13 +31,14 @@ from urllib.parse import quote, urlencode
 from .. import errors, log
 from ..paths import Locations
 from ..recall import index, overview
+from ..recall.ask import ask
 from ..recall.brief import DEFAULT_BUDGET, build_brief
-from ..recall.pull import query_terms, recall
-from ..store.entries import read_entry
-from ..store.injected import given_log, opened_log, use_counts
-from ..store.ledger import tombstones
+from ..recall.pull import query_terms
 from ..store import trust
-from ..store.scope import all_projects, is_safe_slug, linked_projects, project_slug, scope_folders
+from ..store.entries import read_entry
+from ..store.injected import given_log, opened_log
+from ..store.ledger import tombstones
+from ..store.scope import is_safe_slug, linked_projects, project_slug, scope_folders
 from .options import whole_number
 
 ASSETS = Path(__file__).resolve().parent.parent / "viewer"
@@ -332,14 +333,8 @@ def _search(locs: Locations, query: str, view: ProjectView | None
     terms = query_terms(query[:2000])
     if not terms:
         return [], [], None
-    projects = view.scope if view else None
-    state = trust.state(locs, all_projects(locs) if projects is None else projects)
-    with _open_index(locs) as conn:
-        index.sync(conn, locs, projects)
-        hidden = index.foreign_paths(conn, view.folders_scope) if view else set()
-        hits = recall(conn, query, projects, limit=SEARCH_LIMIT, exclude_paths=hidden, trust=state,
-                      use=use_counts(locs))
-        return hits, terms, state
+    hits, state = ask(locs, query, view.folders_scope if view else None, limit=SEARCH_LIMIT)
+    return hits, terms, state
 
 
 def _open_index(locs: Locations) -> index.open_index:

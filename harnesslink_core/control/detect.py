@@ -296,14 +296,14 @@ def _clip(text: str, limit: int = 120) -> str:
 def findings_for(conn, locs: Locations, new: Entry) -> list[Finding]:
     """The older entries of `new`'s project that `new` supersedes, found through the index; [] at once for
     an entry that states no change."""
-    from ..recall import index
+    from ..recall import query
 
     stated = stated_changes(new)
     keys = list(settings(f"{new.prompt}\n{new.result}", stated_only=True))
     if not stated and not keys:
         return []
     terms = list(dict.fromkeys([*(t for c in stated for t in c.x_terms), *(t for k in keys for t in distinctive(k))]))
-    hits = index.search(conn, terms, [new.project], limit=MAX_CANDIDATES * 2, with_text=False, with_matched=False)
+    hits = query.search(conn, terms, [new.project], limit=MAX_CANDIDATES * 2)
     found: list[Finding] = []
     read = 0
     for hit in hits:

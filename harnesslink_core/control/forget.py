@@ -184,6 +184,7 @@ def _query_paths(locs, query: str, slugs: list[str], limit: int, loose: bool = F
 
     from ..recall import index
     from ..recall.matches import find_matches
+    from ..recall.query import mark_matched, search
     from ..recall.terms import meaningful_terms
 
     terms = meaningful_terms(query) or list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))[:16]
@@ -192,7 +193,7 @@ def _query_paths(locs, query: str, slugs: list[str], limit: int, loose: bool = F
     with index.open_index(locs) as conn:
         index.sync(conn, locs, slugs)
         if loose:
-            hits = index.search(conn, terms, slugs, limit=max(1, limit))
+            hits = mark_matched(conn, search(conn, terms, slugs, limit=max(1, limit)), terms)
         else:
             hits = find_matches(conn, query, slugs, limit=max(1, limit)).hits
         return {hit.path: f"score {hit.score:.2f}; matched {', '.join(hit.matched) or '(nothing)'}" for hit in hits}

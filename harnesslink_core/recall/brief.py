@@ -177,7 +177,7 @@ def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: 
                        ) -> tuple[list[_Newest], int] | None:
     """The newest entries and the project's entry count from the index, brought up to date first
     when little changed; None when the index cannot answer (missing, busy, far behind, corrupt)."""
-    from . import index
+    from . import index, query
 
     try:
         conn = index.connect(locs, create=False, busy_ms=50)
@@ -185,11 +185,11 @@ def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: 
         return None
     try:
         index.sync(conn, locs, slugs, max_changes=50)
-        hidden = index.foreign_paths(conn, {project_slug(cwd): folder_key(cwd)})  # another folder's, sharing the slug
+        hidden = query.foreign_paths(conn, {project_slug(cwd): folder_key(cwd)})  # another folder's, sharing the slug
         hidden |= superseded
-        hits = [h for h in index.newest(conn, slugs, NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
+        hits = [h for h in query.newest(conn, slugs, NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
         return ([_Newest(h.path, h.ts, h.origin, h.title, h.result) for h in hits],
-                index.scope_size(conn, slugs))
+                query.scope_size(conn, slugs))
     except (index.IndexBehind, index.sqlite3.Error):
         return None
     finally:
@@ -285,19 +285,11 @@ def _without_frontmatter(text: str) -> str:
 
 def _recall(locs: Locations, cwd: str, query: str) -> list[Section]:
     from ..store import trust
-    from ..store.injected import use_counts
     from ..store.scope import scope_folders
-    from . import index
-    from .pull import recall
+    from .ask import ask
 
     try:
-        with index.open_index(locs) as conn:
-            folders = scope_folders(locs, cwd)
-            projects = list(folders)
-            index.sync(conn, locs, projects)
-            state = trust.state(locs, projects)
-            hits = recall(conn, query, projects, limit=5, exclude_paths=index.foreign_paths(conn, folders),
-                          trust=state, use=use_counts(locs))
+        hits, state = ask(locs, query, scope_folders(locs, cwd), limit=5)
     except Exception:  # noqa: BLE001 - an optional section
         return []
     if not hits:

@@ -47,8 +47,11 @@ def resemblance(a: str, b: str) -> float:
         return 0.0
     if a == b:
         return 1.0
-    mine = {a[i:i + 8] for i in range(0, len(a), 8)}
-    theirs = {b[i:i + 8] for i in range(0, len(b), 8)}
+    return _share(_hashes(a), _hashes(b))
+
+
+def _share(mine: frozenset[str], theirs: frozenset[str]) -> float:
+    """`resemblance` of two fingerprints' hashes."""
     # the bottom-k of the union: a fair sample of it (all of it when both entries have fewer words)
     union = sorted(mine | theirs)[:SKETCH_SIZE]
     return sum(1 for h in union if h in mine and h in theirs) / len(union)
@@ -74,13 +77,23 @@ class SketchIndex:
 
     def near(self, sketch: str):
         """The first added item whose fingerprint has the same content as `sketch`, or None."""
+        return self._near(sketch, _hashes(sketch)) if sketch else None
+
+    def near_or_add(self, sketch: str, item: object):
+        """`near(sketch)`; when that is None, `item` is added under `sketch` (hashed once for both)."""
         if not sketch:
             return None
         mine = _hashes(sketch)
+        found = self._near(sketch, mine)
+        if found is None:
+            self._items.append((sketch, mine, item))
+        return found
+
+    def _near(self, sketch: str, mine: frozenset[str]):
         for other, theirs, item in self._items:
             # a resemblance of NEAR_DUPLICATE needs that share of the union's bottom-k in common
             if (len(mine & theirs) >= NEAR_DUPLICATE * min(SKETCH_SIZE, max(len(mine), len(theirs)))
-                    and same_content(other, sketch)):
+                    and (other == sketch or _share(mine, theirs) >= NEAR_DUPLICATE)):  # `same_content`, hashed once
                 return item
         return None
 

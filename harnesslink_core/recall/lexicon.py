@@ -48,7 +48,7 @@ class Vocabulary:
 
     @classmethod
     def from_rows(cls, rows) -> "Vocabulary":
-        """From `index.vocabulary` rows: (key, group, words joined by `|`, 1 for a concept's group)."""
+        """From `query.vocabulary` rows: (key, group, words joined by `|`, 1 for a concept's group)."""
         keys: dict[str, list[int]] = {}
         groups: dict[int, list[str]] = {}
         concepts: set[int] = set()

@@ -7,7 +7,7 @@ Read-only over `index.docs`; the caller brings the index up to date first (`inde
 from __future__ import annotations
 
 from ..fastsqlite import sqlite3
-from .index import Hit
+from .query import Hit
 
 DAY = 86_400
 

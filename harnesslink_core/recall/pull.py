@@ -25,9 +25,10 @@ later is current.
 from __future__ import annotations
 
 import re
+import sqlite3
 
-from . import index, meaning, vectors
-from .index import Hit
+from . import meaning, vectors
+from .query import EVEN_WEIGHTS, Hit, hits_of, mark_matched, search, with_text
 from .terms import meaningful_terms
 
 TYPE_CHECKING = False
@@ -63,8 +64,9 @@ def every_word(query: str) -> list[str]:
 
 
 def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, exclude_paths=(),
-           trust: TrustState | None = None, use: Mapping[str, tuple[int, int]] | None = None, meaning_weight: float = MEANING_WEIGHT, rrf_k: int = RRF_K,
-           min_alone: float | None = None, plain_weight: float = PLAIN_WEIGHT) -> list[Hit]:
+           trust: TrustState | None = None, use: Mapping[str, tuple[int, int]] | None = None,
+           meaning_weight: float = MEANING_WEIGHT, rrf_k: int = RRF_K, min_alone: float | None = None,
+           plain_weight: float = PLAIN_WEIGHT) -> list[Hit]:
     """The entries that best answer `query` within `projects` (None: every project), best first; the
     current ones before the superseded ones, by `trust`, and `use` ((given, opened) sessions per entry,
     `store.injected.use_counts`) as a prior (see the module docstring)."""
@@ -74,11 +76,11 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
     pool = max(POOL, limit)
     terms = query_terms(query)
     known_at = trust.as_of if trust is not None else None
-    lexical = index.search(conn, terms, projects, limit=pool, exclude_paths=excluded,
-                           known_at=known_at) if terms else []
+    lexical = mark_matched(conn, search(conn, terms, projects, limit=pool, exclude_paths=excluded,
+                                        known_at=known_at), terms) if terms else []
     words = every_word(query)
-    plain = index.search(conn, words, projects, limit=pool, exclude_paths=excluded, weights=index.EVEN_WEIGHTS,
-                         with_matched=False, known_at=known_at) if words and plain_weight > 0 else []
+    plain = search(conn, words, projects, limit=pool, exclude_paths=excluded, weights=EVEN_WEIGHTS,
+                   known_at=known_at) if words and plain_weight > 0 else []
     model = meaning.load() if meaning_weight > 0 else None
     vector = model.vector(query) if model is not None else []
     if vector:
@@ -100,7 +102,7 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
         reasons.setdefault(doc_id, []).append(f"meaning #{rank} (cosine {similarity:.2f})")
     by_id = {hit.doc_id: hit for hit in (*plain, *lexical)}
     missing = [doc_id for doc_id, _ in near if doc_id not in by_id]
-    for hit in index.hits_of(conn, missing, scope, exclude_paths=excluded, with_text=True, known_at=known_at):
+    for hit in hits_of(conn, missing, scope, exclude_paths=excluded, known_at=known_at):
         by_id[hit.doc_id] = hit
     for doc_id in fused:
         if doc_id in by_id and use:
@@ -111,7 +113,7 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
     superseded = trust.superseded if trust is not None else {}
     ranked = sorted((doc_id for doc_id in fused if doc_id in by_id),
                     key=lambda d: (by_id[d].path in superseded, -fused[d]))[:limit]
-    hits = [by_id[doc_id] for doc_id in ranked]
+    hits = with_text(conn, [by_id[doc_id] for doc_id in ranked])
     for hit in hits:
         label = trust.label(hit.path) if trust is not None else ""
         hit.why = "; ".join(([label] if label else []) + reasons[hit.doc_id])
@@ -123,7 +125,7 @@ def _fill_newest(conn) -> None:
     so that a new entry is not ranked by its words alone against older ones ranked by meaning too."""
     try:
         vectors.fill(conn, limit=FILL_ON_PULL, newest=True)
-    except index.sqlite3.OperationalError:  # busy: the background fills them
+    except sqlite3.OperationalError:  # busy: the background fills them
         pass
 
 

@@ -128,7 +128,7 @@ def list_sessions(locs: Locations, cwd: str, *, harnesses: tuple[str, ...] = HAR
 def repository_folders(locs: Locations, cwd: str) -> list[str]:
     """The other folders on this machine that are the same repository as `cwd`: the folders the entries of
     its joined slugs were banked in (the index knows them), that still are that repository."""
-    from ..recall import index
+    from ..recall import index, query
     from ..store.identity import joined, repository_of
     from ..store.scope import project_slug
 
@@ -141,7 +141,7 @@ def repository_folders(locs: Locations, cwd: str) -> list[str]:
     except index.IndexUnavailable:
         return []
     try:
-        rows = index.folders_of(conn, slugs)
+        rows = query.folders_of(conn, slugs)
     except index.sqlite3.Error:
         return []
     finally:

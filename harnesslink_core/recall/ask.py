@@ -1,0 +1,34 @@
+"""A pull as every caller makes it (`memory_search`, `harnesslink recall`, the brief's recall section,
+`harnesslink view`'s search): the index opened once, brought up to date for the scope, another
+folder's entries sharing a slug kept out, the scope's trust state and the entries' use read, then
+`pull.recall` ranks.
+Callers only format what `ask` gives.
+"""
+
+from __future__ import annotations
+
+from ..store import trust
+from ..store.injected import use_counts
+from ..store.scope import all_projects
+from .index import open_index, sync
+from .pull import recall
+from .query import foreign_paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..paths import Locations
+    from .query import Hit
+
+
+def ask(locs: Locations, query: str, folders: dict[str, str | None] | None, *, limit: int,
+        as_of: float | None = None, busy_ms: int = 5000) -> tuple[list[Hit], trust.TrustState]:
+    """The entries that best answer `query` within the scope `folders` (`scope.scope_folders`; None: every
+    project), best first, with the trust state that labels them (taken `as_of` a time, when given).
+    Raises IndexUnavailable when the index cannot be opened, sqlite3.OperationalError when it is busy."""
+    projects = None if folders is None else list(folders)
+    state = trust.state(locs, all_projects(locs) if projects is None else projects, as_of=as_of)
+    with open_index(locs, busy_ms=busy_ms) as conn:
+        sync(conn, locs, projects)
+        hidden = foreign_paths(conn, folders) if folders else set()
+        return recall(conn, query, projects, limit=limit, exclude_paths=hidden, trust=state,
+                      use=use_counts(locs)), state

@@ -1,0 +1,299 @@
+"""The prompt hook's decision: which candidates the prompt gets, and why. Pure: a `Pool` of
+`Candidate`s with their features in (`candidates.gather` made every read of the index already), a
+`Decision` out; nothing is read, and its inputs are left as they were.
+
+Rules, in the order they apply:
+- the floor, per entry: each matched term counts 1 when it is in the title, prompt or keys,
+  `WEAK_MATCH` when only in the steps or the result (a phrase or an identifier counts its two
+  words); the entry needs `required_terms` of that evidence (two, a quarter of a long prompt's
+  terms, at most four), and its matched terms must carry `MIN_COVERAGE` of what the prompt's terms
+  say together (by idf), so two common words cannot stand for a prompt whose specific words are
+  elsewhere. A concept the project never mentions counts against the coverage as much as a word
+  in no entry says (`candidates.weigh`);
+- a clear winner passes the floor anyway: the best candidate by bm25, rejected by the floor only for
+  evidence, that stands `CLEAR_WINNER` times above every other answer matching more than one word
+  (by bm25, its copies aside) and contains `CLEAR_WINNER_OWN_WORDS` of the prompt's own words (an
+  identifier such as `CAPTURE_RETRY_MAX` stands for two; related words are not enough: "websocket
+  live chat widget" reaches a Tailwind entry by production/component, and "apple watch companion
+  app" an iOS build by "app");
+- a rare word passes it too: that same best candidate by bm25 when its title or prompt holds a word
+  of the prompt's own that at most `RARE_ENTRIES` entries in scope contain ("what did we conclude
+  about dramatiq"), when its matches carry half of what the prompt says;
+- candidates are ranked by the idf of their matched terms, bm25 breaking ties; copies of one answer
+  (same or nearly the same content, `fingerprint`) take one slot, which names the others
+  (`Hit.also`); nothing already given in this session, nor a copy of it;
+- an entry must carry at least `RELATIVE_FLOOR` of the best match's idf (bm25 scores have no absolute
+  scale: they shrink as a term spreads over more of the bank); at most `MAX_MATCHES`.
+
+Tried and left out (benchmarks/queries*.json): one rare word for any candidate, or one anywhere in
+the entry (never-done prompts got entries through "installer", "set", "data": words a small bank
+happens to use once); a vocabulary phrase the bank lacks giving way to its words ("rate limiting"
+found shipping rates); counting every prompt word the bank never uses against the coverage
+(paraphrases use such words as often as never-done prompts do), or counting identifiers and
+versions the bank never uses; an absent concept weighing more than a word in no entry; reading a
+phrase the scope never uses as its two words when the scope uses both (each traded recall for quiet
+about one for one on the development sets).
+"""
+
+from __future__ import annotations
+
+from .fingerprint import SketchIndex
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+if TYPE_CHECKING:
+    from .query import Hit
+
+MAX_MATCHES = 3
+MIN_MATCHED_TERMS = 2
+MAX_REQUIRED_TERMS = 4
+RELATIVE_FLOOR = 0.3
+WEAK_MATCH = 0.5  # a term found only in the steps or the result
+MIN_COVERAGE = 0.5  # share of what the prompt's terms say (by rarity) the entry must contain
+CLEAR_WINNER = 2.5  # bm25 times the next answer's that lets in a match whose terms are only in the result or steps
+# (1.5 let in never-done prompts at 1.7-2.2x on the fourth set: "iceberg tables instead of parquet", "apple pay")
+CLEAR_WINNER_OWN_WORDS = 2  # the prompt's own words (not related ones) a clear winner must contain
+RARE_ENTRIES = 2  # a prompt word in this many entries of the scope or fewer names one piece of work
+
+
+class Candidate:
+    """One entry FTS5 found for the prompt, with what the decision reads of it (`candidates.gather`
+    reads it all in).
+
+    `hit`: the entry (its matched terms, text, bm25 `score` and fingerprint); `strong`: the matched
+    terms it has in its title, prompt or keys; `term_words`: how many prompt words each of the
+    prompt's terms stands for (a phrase or an identifier: two), and `words` its matched terms;
+    `weight`: what they say (idf); `coverage`: the share of what the prompt's terms say together;
+    `own`, `own_strong`: the matched terms it contains in the prompt's own words (no related word),
+    anywhere and in its title, prompt or keys: read only for the best by bm25 when the floor rejects
+    it only for evidence (the rules past the floor look at no other), None otherwise."""
+
+    __slots__ = ("coverage", "hit", "own", "own_strong", "strong", "term_words", "weight", "words")
+
+    def __init__(self, hit: Hit, strong: set[str], term_words: dict[str, int], weight: float, coverage: float,
+                 *, own: list[str] | None = None, own_strong: list[str] | None = None) -> None:
+        self.hit = hit
+        self.strong = strong
+        self.term_words = term_words
+        self.words = sum(term_words[label] for label in hit.matched)
+        self.weight = weight
+        self.coverage = coverage
+        self.own = own
+        self.own_strong = own_strong
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.hit.path!r}, score={self.hit.score:.2f}, matched={self.hit.matched})"
+
+
+class Pool:
+    """What the decision decides on: the prompt's terms found in scope (`terms`, by label; the entries
+    holding each, `counts`, and what each says, `idf`; the concepts no entry mentions, `absent`), the
+    `candidates` with their features, newest window first, and `given`: the fingerprints of what this
+    session was given already. `skipped`: why nothing was searched, when so."""
+
+    __slots__ = ("absent", "candidates", "counts", "given", "idf", "skipped", "terms")
+
+    def __init__(self, terms: list[str], counts: dict[str, int], idf: dict[str, float], absent: list[str]) -> None:
+        self.terms = terms
+        self.counts = counts
+        self.idf = idf
+        self.absent = absent
+        self.candidates: list[Candidate] = []
+        self.given = SketchIndex()
+        self.skipped: str | None = None
+
+
+def required_terms(n_terms: int) -> int:
+    return min(MAX_REQUIRED_TERMS, max(MIN_MATCHED_TERMS, -(-n_terms // 4)))
+
+
+def evidence(c: Candidate) -> float:
+    """What the candidate's matched terms count for the floor: 1 a prompt word in its title, prompt or
+    keys, `WEAK_MATCH` one only in its steps or result."""
+    total = 0.0
+    for label in c.hit.matched:
+        total += c.term_words[label] * (1.0 if label in c.strong else WEAK_MATCH)
+    return total
+
+
+def floor(c: Candidate, required: int, absent: list[str]) -> str | None:
+    """Why the floor rejects the candidate, or None when it passes: enough evidence, and its matched
+    terms carry at least `MIN_COVERAGE` of what the prompt's terms say. `absent`: the concepts no
+    entry in scope mentions."""
+    found = evidence(c)
+    if found < required:
+        return f"{len(c.hit.matched)} matching term(s) ({found:g}), {required} required"
+    if c.coverage < MIN_COVERAGE:
+        why = f"covers {int(c.coverage * 100)}% of the prompt's terms, {MIN_COVERAGE:.0%} required"
+        return why + (f"; never mentioned in this project: {', '.join(absent)}" if absent else "")
+    return None
+
+
+def short_of_evidence(c: Candidate, required: int) -> bool:
+    """The floor rejects the candidate only for where its terms are: what the clear-winner and
+    rare-word rules may still let in."""
+    return evidence(c) < required and c.coverage >= MIN_COVERAGE
+
+
+class Decision:
+    """What the prompt hook decided, and why (for `--dry-run`): the `hits` it gives (each with `why`
+    when a rule let it in past the floor, and `also`: the copies folded into it) and the `rejected`
+    candidates with the reason; `features` of every candidate by entry id, `notes` on the rules that
+    looked at one (by entry id), `required` evidence."""
+
+    def __init__(self, terms: list[str] | None = None, skipped: str | None = None) -> None:
+        self.terms: list[str] = terms or []
+        self.hits: list[Hit] = []
+        self.rejected: list[tuple[Hit, str]] = []
+        self.skipped = skipped
+        self.features: dict[int, Candidate] = {}
+        self.notes: dict[int, list[str]] = {}
+        self.required = 0
+        self.limit = MAX_MATCHES
+        self.counts: dict[str, int] = {}  # entries in scope holding each term
+        self.idf: dict[str, float] = {}
+        self.absent: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"Decision(terms={self.terms}, hits={self.hits}, rejected={self.rejected}, skipped={self.skipped!r})"
+
+    def given(self) -> list[str]:
+        """Every entry this decision gives the session: the matches and the copies folded into them."""
+        return [h.path for hit in self.hits for h in (hit, *hit.also)]
+
+    def rules(self) -> list[str]:
+        """The thresholds this decision applied (nothing when nothing was judged)."""
+        if not self.features:
+            return []
+        terms = ", ".join(f"{label} {self.counts[label]} (idf {self.idf[label]:.2f})" for label in self.terms)
+        absent = f"; never mentioned in this project: {', '.join(self.absent)}" if self.absent else ""
+        floor = (f"floor: evidence >= {self.required} (a prompt word counts 1 in the title, prompt or keys, "
+                 f"{WEAK_MATCH:g} only in the steps or result) and coverage >= {MIN_COVERAGE:.0%} of what the "
+                 f"prompt's terms say (idf); then idf >= {RELATIVE_FLOOR:.0%} of the best match's; "
+                 f"at most {self.limit}")
+        past = (f"past the floor, for the best by bm25 rejected only for evidence: a clear winner (bm25 >= "
+                f"{CLEAR_WINNER:g}x the next answer matching more than one word, with >= {CLEAR_WINNER_OWN_WORDS} "
+                f"of the prompt's own words) or a rare word (one of the prompt's own words, in <= {RARE_ENTRIES} "
+                "entries of the scope, in its title or prompt)")
+        return [f"entries in scope per term: {terms}{absent}", floor, past]
+
+    def explain(self) -> list[str]:
+        """One line per candidate: chosen (and why, when not by the ordinary floor), folded, or not
+        chosen, with its features and what each rule said of it."""
+        lines = []
+        for hit in self.hits:
+            why = f"  ({hit.why})" if hit.why else ""
+            lines.append(f"chosen: {hit.path}  score {hit.score:.2f}  matched: {', '.join(hit.matched)}{why}"
+                         f"{self._features_of(hit)}")
+        for hit, why in self.rejected:
+            lines.append(f"not chosen: {hit.path}  score {hit.score:.2f}  ({why}){self._features_of(hit)}")
+        return lines
+
+    def _features_of(self, hit: Hit) -> str:
+        c = self.features.get(hit.doc_id)
+        if c is None:
+            return ""
+        weak = [label for label in hit.matched if label not in c.strong]
+        strong = [label for label in hit.matched if label in c.strong]
+        where = f"title/prompt: {', '.join(strong) or '-'}; steps/result: {', '.join(weak) or '-'}"
+        parts = [f"evidence {evidence(c):g}/{self.required} ({where})", f"coverage {int(c.coverage * 100)}%",
+                 f"idf {c.weight:.2f}"]
+        parts += self.notes.get(hit.doc_id, [])
+        return "  — " + "; ".join(parts)
+
+
+def decide(pool: Pool, limit: int = MAX_MATCHES) -> Decision:
+    """Which of the pool's candidates the prompt gets (at most `limit`), and why each other is left out."""
+    decision = Decision(pool.terms, pool.skipped)
+    if pool.skipped or not pool.candidates:
+        return decision
+    decision.required = required = required_terms(len(pool.terms))
+    decision.limit = limit
+    decision.features = {c.hit.doc_id: c for c in pool.candidates}
+    decision.counts, decision.idf, decision.absent = pool.counts, pool.idf, pool.absent
+    verdicts = {c.hit.doc_id: floor(c, required, pool.absent) for c in pool.candidates}
+    # Rank by what the matched terms say (rarer terms say more), bm25 breaking ties.
+    ranked = sorted(pool.candidates, key=lambda c: (-c.weight, -c.hit.score))
+    families = _families(ranked)
+    leaders = sorted((max(f, key=lambda c: c.hit.score) for f in families), key=lambda c: -c.hit.score)  # by bm25
+    why: dict[int, str] = {}
+    if leaders and verdicts[leaders[0].hit.doc_id] is not None and short_of_evidence(leaders[0], required):
+        top = leaders[0]
+        notes = decision.notes.setdefault(top.hit.doc_id, [])
+        let_in = _clear_winner(top, leaders[1:], notes) or _rare_word(top, pool.counts, notes)
+        if let_in:
+            verdicts[top.hit.doc_id] = None
+            why[top.hit.doc_id] = let_in
+    best = 0.0
+    for family in families:
+        c = next((c for c in family if verdicts[c.hit.doc_id] is None), family[0])
+        verdict = verdicts[c.hit.doc_id]
+        if verdict is None and pool.given.near(c.hit.sketch) is not None:
+            verdict = "same content as an entry already given in this session"
+        elif verdict is None:
+            best = best or c.weight
+            if c.weight < RELATIVE_FLOOR * best:
+                verdict = f"under {RELATIVE_FLOOR:.0%} of the best match"
+            elif len(decision.hits) >= limit:
+                verdict = "beyond the first three"
+            if best:
+                decision.notes.setdefault(c.hit.doc_id, []).append(f"{c.weight / best:.0%} of the best match's idf")
+        copies = [other.hit for other in family if other is not c]
+        if verdict is None:
+            chosen = c.hit.copy()
+            chosen.also, chosen.why = copies, why.get(c.hit.doc_id, "")
+            decision.hits.append(chosen)
+            verdict = "folded into it"
+        else:
+            decision.rejected.append((c.hit, verdict))
+        for copy in copies:
+            decision.rejected.append((copy, f"same content as {c.hit.path}: {verdict}"))
+    return decision
+
+
+def _families(ranked: list[Candidate]) -> list[list[Candidate]]:
+    """The candidates grouped by content (copies of one answer together), in rank order."""
+    families: list[list[Candidate]] = []
+    heads = SketchIndex()
+    for c in ranked:
+        alone = [c]
+        family = heads.near_or_add(c.hit.sketch, alone)
+        if family is None:
+            families.append(alone)
+        else:
+            family.append(c)
+    return families
+
+
+def _clear_winner(top: Candidate, others: list[Candidate], notes: list[str]) -> str:
+    """Why the floor's reject `top` (the best by bm25, short only of evidence) is let in as a clear winner,
+    or "": it stands far above every other answer that matches more than one word (by bm25, copies of
+    it aside; `others`: the best of each other family, by bm25) and contains more than one of the
+    prompt's own words (not only related ones). A prompt about work never done has no such candidate:
+    what it shares with the bank is one word here and there, or a related word that is everywhere."""
+    if top.words < 2:
+        notes.append("clear winner: no, its terms stand for one word")
+        return ""
+    runner_up = next((c.hit.score for c in others if c.words > 1), 0.0)
+    ratio = f"{top.hit.score / runner_up:.1f}× the next" if runner_up else "no other match"
+    if top.hit.score < CLEAR_WINNER * runner_up:
+        notes.append(f"clear winner: no, bm25 {ratio} ({CLEAR_WINNER:g}× needed)")
+        return ""
+    literal = top.own or []
+    if sum(top.term_words[label] for label in literal) < CLEAR_WINNER_OWN_WORDS:
+        notes.append(f"clear winner: no, {ratio} but the prompt's own words only: {', '.join(literal) or '-'}")
+        return ""
+    return f"clear winner: bm25 {top.hit.score:.1f}, {ratio}; has {', '.join(literal)} in the result or steps"
+
+
+def _rare_word(top: Candidate, counts: dict[str, int], notes: list[str]) -> str:
+    """Why `top` (as for the clear winner) is let in for a rare word, or "": its title or prompt holds a
+    word of the prompt's own that at most `RARE_ENTRIES` entries in scope contain: "what did we conclude
+    about dramatiq", "the idna advisory". One such word names the work better than two common ones."""
+    rare = [label for label in top.hit.matched if counts[label] <= RARE_ENTRIES]
+    words = [label for label in rare if label in (top.own_strong or ())]
+    if not words:
+        notes.append(f"rare word: no ({', '.join(rare) or 'no matched term'} in <= {RARE_ENTRIES} entries"
+                     + (", not in its title or prompt)" if rare else ")"))
+        return ""
+    entries = counts[words[0]]
+    return f"rare word: {', '.join(words)} in {entries} {'entry' if entries == 1 else 'entries'}, first by bm25"
