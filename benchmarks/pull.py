@@ -3,13 +3,14 @@ words alone, and of words and meaning fused (`recall/pull.py`).
 
     python -m benchmarks.pull --home DIR [--tune] [--blind]
 
-Development sets: the six `queries*.json` sets over the corpora `benchmarks/quality.py`
-builds at DIR, DIR-unseen, ... (`--tune` tries fusion settings on them). Blind, scored
-once at the very end with `--blind`: the eighth coding set (`queries_eighth.json`,
-planted with every earlier set's targets in DIR-eighth; the seventh was the first
-round's judge and is a development set now) and the long prose
-conversations (`conversations_prose.json`: 12 conversations, 170 turns, each banked as
-a turn of its own session in DIR-conversations; 70 questions asked days later).
+Development sets: the eight `queries*.json` sets over the corpora `benchmarks/quality.py`
+builds at DIR, DIR-unseen, ... and the first long prose conversations
+(`conversations_prose.json`: 12 conversations, 170 turns, each banked as a turn of its own
+session in DIR-conversations; 70 questions asked days later); `--tune` tries fusion settings
+on them. Blind, scored once at the very end with `--blind`: the ninth coding set
+(`queries_ninth.json`, planted with every earlier set's targets in DIR-ninth) and the second
+prose conversations (`conversations_prose_second.json`: 12 conversations, 167 turns, 70
+questions, in DIR-conversations-second), both written blind by helpers for this round.
 A query counts as found at k when any copy of its target (or any of its evidence turns)
 is in the first k.
 """
@@ -31,10 +32,11 @@ from harnesslink_core.paths import locations
 from harnesslink_core.recall import index, pull
 from harnesslink_core.store.scope import scope_for
 
-EIGHTH = quality.EIGHTH
-CONVERSATIONS = Path(__file__).with_name("conversations_prose.json")
+NINTH = quality.NINTH
+CONVERSATIONS = Path(__file__).with_name("conversations_prose.json")  # scored twice: development now
+CONVERSATIONS_SECOND = Path(__file__).with_name("conversations_prose_second.json")  # blind: once, at the end
 DEV_SETS = (quality.QUERIES, quality.HELDOUT, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
-            quality.SEVENTH)  # the seventh was scored once, blind (reports/2026-12-01-meaning.md): development now
+            quality.SEVENTH, quality.EIGHTH)  # the seventh and eighth were scored blind once: development now
 DEPTH = 10
 # what is compared: our words alone, and what recall does (words, every word and meaning fused)
 SETTINGS = {"words": (0.0, pull.RRF_K, pull.MEANING_ALONE, 0.0), "recall": (pull.MEANING_WEIGHT, pull.RRF_K)}
@@ -90,10 +92,10 @@ def coding_sets(home: Path, sets, settings) -> dict:
     return results
 
 
-def conversations(home: Path, settings) -> dict:
+def conversations(home: Path, settings, source: Path = CONVERSATIONS, suffix: str = "-conversations") -> dict:
     """The prose conversations: each turn banked as an entry; a question finds any of its evidence turns."""
-    where = home.with_name(home.name + "-conversations")
-    data = json.loads(CONVERSATIONS.read_text())
+    where = home.with_name(home.name + suffix)
+    data = json.loads(source.read_text())
     marker = where / "conversations-corpus.json"
     locs = locations(quality.env_for(where))
     if not marker.exists():
@@ -132,7 +134,7 @@ def conversations(home: Path, settings) -> dict:
         result["questions_with_evidence_banked"] = found
         if found < len(queries):
             raise RuntimeError(f"only {found} of {len(queries)} questions have their evidence banked")
-        return {"conversations_prose": result}
+        return {source.stem: result}
     finally:
         conn.close()
 
@@ -148,10 +150,12 @@ def main(argv: list[str]) -> int:
     if args.tune:
         settings.update({f"plain{p}_m{m}_k{k}": (m, k, pull.MEANING_ALONE, p)
                          for p in (0.0, 0.5, 1.0, 2.0) for m in (0.5, 1.0, 1.5) for k in (5, 20)})
-    parser_sets = () if args.conversations_only else ((EIGHTH,) if args.blind else DEV_SETS)
+    parser_sets = () if args.conversations_only else ((NINTH,) if args.blind else DEV_SETS)
     results = coding_sets(args.home, parser_sets, settings)
-    if args.blind or args.conversations_only:
+    if not args.blind:
         results.update(conversations(args.home, settings))
+    if args.blind or args.conversations_only:
+        results.update(conversations(args.home, settings, CONVERSATIONS_SECOND, "-conversations-second"))
     for name, r in results.items():
         print(f"{name}: {r['queries']} queries" + (f", {r['entries']} entries" if "entries" in r else ""))
         for ranking, scores in r.items():

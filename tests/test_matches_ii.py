@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from harnesslink_core.recall import index, lexicon
-from harnesslink_core.recall.candidates import prompt_vocabulary
+from harnesslink_core.recall import decide, index, lexicon
+from harnesslink_core.recall.candidates import gather, prompt_vocabulary
 from harnesslink_core.recall.fingerprint import resemblance, same_content, sketch
 from harnesslink_core.recall.matches import find_matches, render
 from harnesslink_core.recall.terms import is_filler, meaningful_terms, prompt_terms, prompt_words
@@ -147,6 +147,41 @@ def test_one_rare_word_of_the_prompt_in_a_title_names_the_work(tmp_path):
     # a word in three entries is not rare; a rare word only in the result is not enough
     assert find_matches(conn, "what did we conclude about celery", scope).hits == []
     assert find_matches(conn, "what did we decide about the tarball", scope).hits == []
+
+
+def test_a_rare_word_whose_entry_means_something_else_names_nothing(tmp_path):
+    """The leak the rare-word rule had: a generic word of the prompt that a small bank happens to hold in
+    one title let in an entry that shares nothing else with the question. The decision now also asks
+    how close the entry's meaning is; with no vector to tell (an index made before them, or an entry not
+    filled yet), the rule stays as it was."""
+    locs, conn = _bank(tmp_path, [
+        {"title": "Should we replace Celery with Dramatiq for the background jobs?",
+         "result": "No: the retry semantics differ and the migration would take two weeks."},
+        {"title": "Celery workers leak memory", "result": "max_tasks_per_child = 200."},
+        {"title": "Celery beat schedule lives in the database", "result": "django-celery-beat."},
+    ])
+    prompt = "what did we conclude about dramatiq"
+    words = prompt_words(prompt)
+    pool = gather(conn, prompt_terms(words, prompt_vocabulary(conn, words)), scope_for(locs, SHOP), prompt=prompt)
+    [leader] = [c for c in pool.candidates if c.similarity is not None]  # read for the one the rule looks at
+    for similarity, let_in in ((0.05, False), (None, True), (decide.RARE_WORD_MEANING, True)):
+        leader.similarity = similarity
+        decision = decide.decide(pool)
+        assert bool(decision.hits) is let_in
+        if not let_in:
+            assert any("means something else (cosine 0.05" in line for line in decision.explain())
+
+
+def test_a_rare_words_entry_close_in_meaning_still_gets_in(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        {"title": "Should we replace Celery with Dramatiq for the background jobs?",
+         "result": "No: the retry semantics differ and the migration would take two weeks."},
+        {"title": "Celery workers leak memory", "result": "max_tasks_per_child = 200."},
+        {"title": "Celery beat schedule lives in the database", "result": "django-celery-beat."},
+    ])
+    decision = find_matches(conn, "what did we conclude about dramatiq", scope_for(locs, SHOP))
+    assert decision.hits and ", cosine " in decision.hits[0].why
+    assert float(decision.hits[0].why.rsplit("cosine ", 1)[1]) >= decide.RARE_WORD_MEANING
 
 
 # --- vocabulary as data -----------------------------------------------------------------------------------

@@ -16,8 +16,9 @@
    from a throw-away table of the candidates' text (`query.probe`): which terms it contains, and
    which of those in its title, prompt or keys; for the window's best by bm25, when the floor
    rejects it only for evidence (the one the clear-winner and rare-word rules may still let in),
-   which of its terms it contains in the prompt's own words (no related word). Last, what this
-   session was given already (its content fingerprints), to recognise copies of it.
+   which of its terms it contains in the prompt's own words (no related word), and how close its
+   meaning is to the prompt's. Last, what this session was given already (its content
+   fingerprints), to recognise copies of it.
 """
 
 from __future__ import annotations
@@ -160,11 +161,12 @@ def _recount(conn, weighed: Weighed, capped: list[Term], projects: list[str], sh
 def gather(conn, terms: list[Term], projects: list[str], *, session_id: str | None = None,
            excluded: set[str] = frozenset(),  # type: ignore[assignment]
            given: set[str] = frozenset(),  # type: ignore[assignment]
-           limit: int = decide.MAX_MATCHES) -> Pool:
+           limit: int = decide.MAX_MATCHES, prompt: str = "") -> Pool:
     """The candidates for these terms within `projects` with their features, without the session's own
     entries and the `excluded` paths; `given`: what this session was given already; `limit`: how many
     the decision may take (fewer than that passing the floor among the newest entries: the older ones
-    are searched too)."""
+    are searched too); `prompt`: its text, whose meaning the candidate the rules past the floor look at
+    is compared with."""
     weighed = weigh(conn, terms, projects)
     pool = Pool([t.label for t in weighed.found], weighed.counts, weighed.idf, [t.label for t in weighed.absent])
     if not weighed.searched:
@@ -181,7 +183,7 @@ def gather(conn, terms: list[Term], projects: list[str], *, session_id: str | No
     def window(rowids: tuple[int | None, int | None]) -> list[Candidate]:
         hits = search(conn, weighed.searched, projects, limit=CANDIDATES, exclude_session=session_id or None,
                       exclude_paths=excluded, rowids=rowids, by_scope=by_scope)
-        return _features(conn, weighed, hits, required)
+        return _features(conn, weighed, hits, required, prompt)
 
     found = window((split, None))
     if (split is not None and not common_only
@@ -193,7 +195,7 @@ def gather(conn, terms: list[Term], projects: list[str], *, session_id: str | No
     return pool
 
 
-def _features(conn, weighed: Weighed, hits: list[Hit], required: int) -> list[Candidate]:
+def _features(conn, weighed: Weighed, hits: list[Hit], required: int, prompt: str) -> list[Candidate]:
     """These hits as candidates: their text and matched terms read from a `probe` of them."""
     if not hits:
         return []
@@ -216,6 +218,7 @@ def _features(conn, weighed: Weighed, hits: list[Hit], required: int) -> list[Ca
         for candidate in found:
             if candidate.hit.score == best and decide.short_of_evidence(candidate, required):
                 _own_words(mem, candidate, weighed)
+                candidate.similarity = _similarity(conn, prompt, candidate.hit.doc_id)
     finally:
         mem.close()
     return found
@@ -240,3 +243,15 @@ def _own_words(mem, candidate: Candidate, weighed: Weighed) -> None:
                 own_strong.discard(term.label)
     candidate.own = [label for label in candidate.hit.matched if label in own]
     candidate.own_strong = [label for label in candidate.hit.matched if label in own_strong]
+
+
+def _similarity(conn, prompt: str, doc_id: int) -> float | None:
+    """The cosine of the prompt's and the entry's meaning vectors; None when either has none (the model
+    is missing, the entry not filled yet, no piece of the prompt known). About 2 ms, and only for the
+    one candidate the rules past the floor look at."""
+    from . import meaning, vectors
+
+    model = meaning.load() if prompt else None
+    stored = vectors.vectors_of(conn, [doc_id]).get(doc_id) if model is not None else None
+    vector = model.vector(prompt) if stored else None
+    return meaning.cosine(vector, stored) if vector else None

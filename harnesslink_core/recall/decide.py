@@ -18,7 +18,9 @@ Rules, in the order they apply:
   app" an iOS build by "app");
 - a rare word passes it too: that same best candidate by bm25 when its title or prompt holds a word
   of the prompt's own that at most `RARE_ENTRIES` entries in scope contain ("what did we conclude
-  about dramatiq"), when its matches carry half of what the prompt says;
+  about dramatiq"), when its matches carry half of what the prompt says, and when the entry means
+  something close to the prompt (the cosine of their meaning vectors at least `RARE_WORD_MEANING`,
+  when both have one): a word that happens to be rare in a small bank names nothing by itself;
 - candidates are ranked by the idf of their matched terms, bm25 breaking ties; copies of one answer
   (same or nearly the same content, `fingerprint`) take one slot, which names the others
   (`Hit.also`); nothing already given in this session, nor a copy of it;
@@ -53,6 +55,8 @@ CLEAR_WINNER = 2.5  # bm25 times the next answer's that lets in a match whose te
 # (1.5 let in never-done prompts at 1.7-2.2x on the fourth set: "iceberg tables instead of parquet", "apple pay")
 CLEAR_WINNER_OWN_WORDS = 2  # the prompt's own words (not related ones) a clear winner must contain
 RARE_ENTRIES = 2  # a prompt word in this many entries of the scope or fewer names one piece of work
+RARE_WORD_MEANING = 0.15  # the cosine a rare word's entry needs (on the development sets: the rare-word
+# entries that answered were at 0.20 and over but one; those that did not, at 0.17 and under)
 
 
 class Candidate:
@@ -64,13 +68,16 @@ class Candidate:
     prompt's terms stands for (a phrase or an identifier: two), and `words` its matched terms;
     `weight`: what they say (idf); `coverage`: the share of what the prompt's terms say together;
     `own`, `own_strong`: the matched terms it contains in the prompt's own words (no related word),
-    anywhere and in its title, prompt or keys: read only for the best by bm25 when the floor rejects
-    it only for evidence (the rules past the floor look at no other), None otherwise."""
+    anywhere and in its title, prompt or keys; `similarity`: the cosine of the prompt's and the entry's
+    meaning vectors: these three read only for the best by bm25 when the floor rejects it only for
+    evidence (the rules past the floor look at no other), None otherwise (and `similarity` None when
+    either has no vector)."""
 
-    __slots__ = ("coverage", "hit", "own", "own_strong", "strong", "term_words", "weight", "words")
+    __slots__ = ("coverage", "hit", "own", "own_strong", "similarity", "strong", "term_words", "weight", "words")
 
     def __init__(self, hit: Hit, strong: set[str], term_words: dict[str, int], weight: float, coverage: float,
-                 *, own: list[str] | None = None, own_strong: list[str] | None = None) -> None:
+                 *, own: list[str] | None = None, own_strong: list[str] | None = None,
+                 similarity: float | None = None) -> None:
         self.hit = hit
         self.strong = strong
         self.term_words = term_words
@@ -79,6 +86,7 @@ class Candidate:
         self.coverage = coverage
         self.own = own
         self.own_strong = own_strong
+        self.similarity = similarity
 
     def __repr__(self) -> str:
         return f"Candidate({self.hit.path!r}, score={self.hit.score:.2f}, matched={self.hit.matched})"
@@ -296,4 +304,10 @@ def _rare_word(top: Candidate, counts: dict[str, int], notes: list[str]) -> str:
                      + (", not in its title or prompt)" if rare else ")"))
         return ""
     entries = counts[words[0]]
-    return f"rare word: {', '.join(words)} in {entries} {'entry' if entries == 1 else 'entries'}, first by bm25"
+    if top.similarity is not None and top.similarity < RARE_WORD_MEANING:
+        notes.append(f"rare word: no, {', '.join(words)} in {entries} but it means something else "
+                     f"(cosine {top.similarity:.2f}, {RARE_WORD_MEANING:g} needed)")
+        return ""
+    meant = f", cosine {top.similarity:.2f}" if top.similarity is not None else ""
+    return (f"rare word: {', '.join(words)} in {entries} {'entry' if entries == 1 else 'entries'}, first by bm25"
+            f"{meant}")

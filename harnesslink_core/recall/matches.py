@@ -50,7 +50,7 @@ def find_matches(
     terms = prompt_terms(words, candidates.prompt_vocabulary(conn, words))
     pool = candidates.gather(conn, terms, projects, session_id=session_id,
                              excluded=already_injected | hidden if hidden else already_injected,
-                             given=already_injected, limit=limit)
+                             given=already_injected, limit=limit, prompt=prompt)
     return decide(pool, limit)
 
 
