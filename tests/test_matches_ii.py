@@ -131,12 +131,17 @@ def test_one_identifier_or_release_is_enough_to_ask_with(tmp_path):
     assert find_matches(conn, "what went into 2.4.0", scope).hits == []
 
 
-def test_one_rare_word_of_the_prompt_in_a_title_names_the_work(tmp_path):
-    locs, conn = _bank(tmp_path, [
+CELERY_AND_DRAMATIQ = [
         {"title": "Should we replace Celery with Dramatiq for the background jobs?",
          "result": "No: the retry semantics differ and the migration would take two weeks."},
         {"title": "Celery workers leak memory", "result": "max_tasks_per_child = 200."},
         {"title": "Celery beat schedule lives in the database", "result": "django-celery-beat."},
+]
+
+
+def test_one_rare_word_of_the_prompt_in_a_title_names_the_work(tmp_path):
+    locs, conn = _bank(tmp_path, [
+        *CELERY_AND_DRAMATIQ,
         {"title": "Cut the 2.4.0 release", "result": "cargo publish failed to verify the package tarball."},
     ])
     scope = scope_for(locs, SHOP)
@@ -154,12 +159,7 @@ def test_a_rare_word_whose_entry_means_something_else_names_nothing(tmp_path):
     one title let in an entry that shares nothing else with the question. The decision now also asks
     how close the entry's meaning is; with no vector to tell (an index made before them, or an entry not
     filled yet), the rule stays as it was."""
-    locs, conn = _bank(tmp_path, [
-        {"title": "Should we replace Celery with Dramatiq for the background jobs?",
-         "result": "No: the retry semantics differ and the migration would take two weeks."},
-        {"title": "Celery workers leak memory", "result": "max_tasks_per_child = 200."},
-        {"title": "Celery beat schedule lives in the database", "result": "django-celery-beat."},
-    ])
+    locs, conn = _bank(tmp_path, CELERY_AND_DRAMATIQ)
     prompt = "what did we conclude about dramatiq"
     words = prompt_words(prompt)
     pool = gather(conn, prompt_terms(words, prompt_vocabulary(conn, words)), scope_for(locs, SHOP), prompt=prompt)
@@ -173,12 +173,7 @@ def test_a_rare_word_whose_entry_means_something_else_names_nothing(tmp_path):
 
 
 def test_a_rare_words_entry_close_in_meaning_still_gets_in(tmp_path):
-    locs, conn = _bank(tmp_path, [
-        {"title": "Should we replace Celery with Dramatiq for the background jobs?",
-         "result": "No: the retry semantics differ and the migration would take two weeks."},
-        {"title": "Celery workers leak memory", "result": "max_tasks_per_child = 200."},
-        {"title": "Celery beat schedule lives in the database", "result": "django-celery-beat."},
-    ])
+    locs, conn = _bank(tmp_path, CELERY_AND_DRAMATIQ)
     decision = find_matches(conn, "what did we conclude about dramatiq", scope_for(locs, SHOP))
     assert decision.hits and ", cosine " in decision.hits[0].why
     assert float(decision.hits[0].why.rsplit("cosine ", 1)[1]) >= decide.RARE_WORD_MEANING
