@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..model import Reading, StateUpdate, Turn
     from ..paths import Locations
     from ..store.bank import Entry
+    from ..store.entries import Entry as ParsedEntry
     from ..store.ledger import FileRecord, Ledger
 
 DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
@@ -378,6 +379,7 @@ class _Pass:
         self.computed: dict[int, tuple[Entry, tuple[str, str, str, str], tuple[str, str, str]]] = {}
         self.uses: list[tuple[Turn, list[tuple[str, str]]]] = []  # settled turns' calls that may open an entry
         self.history: list[dict[str, str]] = []  # records for history.jsonl, appended once per commit
+        self.parsed: dict[str, tuple[int, ParsedEntry, tuple[str, str, str] | None]] | None = None  # _placed_entries
 
     def _unlocked(self) -> None:
         """Slow work ahead (reading a transcript, rendering its entries): others may write meanwhile."""
@@ -987,7 +989,8 @@ class _Pass:
         try:
             from ..control import detect
 
-            detect.propose(self.locs, [p for p in todo if os.path.exists(p)])
+            parsed = {os.fspath(entry.path): entry for _, entry, _ in self._placed_entries().values()}
+            detect.propose(self.locs, [p for p in todo if os.path.exists(p)], parsed)
         except Exception as exc:  # noqa: BLE001 - a proposal missed must never stop the bank
             self._error(f"supersession detection failed: {exc!r}", None, None, exc)
         if pending:
@@ -1018,12 +1021,14 @@ class _Pass:
                     len(entry.text.encode()), entry.meta)
         return headers
 
-    def _placed_entries(self) -> dict[str, tuple[int, object, tuple[str, str, str] | None]]:
+    def _placed_entries(self) -> dict[str, tuple[int, ParsedEntry, tuple[str, str, str] | None]]:
         """(size, parsed entry, its computed columns if made while it synced) of each entry this pass wrote,
-        by `<slug>/bank/<file>.md` (the index's key)."""
+        by `<slug>/bank/<file>.md` (the index's key); made once, for the index and then the detector."""
+        if self.parsed is not None:
+            return self.parsed
         from ..store import entries
 
-        out: dict[str, tuple[int, object, tuple[str, str, str] | None]] = {}
+        out: dict[str, tuple[int, ParsedEntry, tuple[str, str, str] | None]] = {}
         for path, entry in self.placed.items():
             data = entry.text.encode()
             if len(data) > entries.MAX_ENTRY_BYTES:
@@ -1039,6 +1044,7 @@ class _Pass:
             if made is not None and made[1] == (parsed.title, parsed.prompt, parsed.actions, parsed.result):
                 computed = made[2]  # made from the texts the index reads
             out[f"{slug}/bank/{where.name}"] = (len(data), parsed, computed)
+        self.parsed = out
         return out
 
     def _record_identity(self, slug: str, cwd: str) -> None:
