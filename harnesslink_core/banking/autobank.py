@@ -379,6 +379,7 @@ class _Pass:
         self.computed: dict[int, tuple[Entry, tuple[str, str, str, str], tuple[str, str, str]]] = {}
         self.uses: list[tuple[Turn, list[tuple[str, str]]]] = []  # settled turns' calls that may open an entry
         self.history: list[dict[str, str]] = []  # records for history.jsonl, appended once per commit
+        self.remembering = False  # whether this pass turned `redact.remember` on
         self.parsed: dict[str, tuple[int, ParsedEntry, tuple[str, str, str] | None]] | None = None  # _placed_entries
 
     def _unlocked(self) -> None:
@@ -402,6 +403,15 @@ class _Pass:
         enabled = _enabled(self.locs, harnesses, switches)
         self._note_disabled(enabled, harnesses)
         try:
+            return self._run(enabled, paths, stop)
+        finally:
+            if self.remembering:
+                from .. import redact as module
+
+                module.remember(False)
+
+    def _run(self, enabled: list[str], paths: list[Path] | None, stop: StopSignal | None) -> PassReport:
+        try:
             for name in enabled:
                 try:
                     self._harness(name, paths, stop)
@@ -421,6 +431,15 @@ class _Pass:
 
             identity.forget_cache(self.locs)  # an IDENTITY.md pulled into a known folder counts from now
         return self.report
+
+    def _remember_redactions(self) -> None:
+        """From the first transcript read to the end of the pass, a text redacted once is not redacted again
+        (`redact.remember`; only now: a pass with nothing to read imports no redact)."""
+        if not self.remembering:
+            from .. import redact as module
+
+            module.remember(True)
+            self.remembering = True
 
     def _note_disabled(self, enabled: list[str], requested: list[str] | None) -> None:
         """A harness turned off pauses; turned back on, it banks the last 30 days, not the gap."""
@@ -478,6 +497,7 @@ class _Pass:
                     harness = registry.get(name)  # only now: a pass with nothing to read imports no reader
                 except ImportError:
                     return
+            self._remember_redactions()
             self._unlocked()
             try:
                 work, read = self._read_file(name, harness, _as_path(path), st, rec, window, remaining, stop)
