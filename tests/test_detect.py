@@ -16,7 +16,7 @@ from harnesslink_core.commands import review
 from harnesslink_core.control import detect
 from harnesslink_core.paths import locations
 from harnesslink_core.recall import index
-from harnesslink_core.store import history, trust
+from harnesslink_core.store import entries, history, trust
 from harnesslink_core.store.scope import project_slug
 from memory_helpers import make_env, write_entry
 from tests.claude_builder import ClaudeSession
@@ -189,3 +189,26 @@ def test_the_background_pass_proposes_and_a_hook_pass_leaves_it_for_later(tmp_pa
     (proposal,) = review.proposed_supersessions(locs, [SLUG])
     assert "from Redis to Postgres" in proposal.evidence
     assert trust.superseded_paths(locs, [SLUG]) == set()
+
+
+def test_a_backfill_that_banks_both_proposes_from_what_it_rendered(tmp_path, monkeypatch):
+    home = tmp_path / "pass-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("HARNESSLINK_HOME", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    locs = locations()
+    start = datetime.now(timezone.utc) - timedelta(hours=2)
+    first = ClaudeSession(home, cwd=SHOP, start=start)
+    first.turn("Store sessions in Redis so logins survive restarts", LONG,
+               tools=[("Edit", {"file_path": f"{SHOP}/src/session/store.py", "old_string": "a", "new_string": "b"})])
+    first.turn("Move the session store from Redis to Postgres", LONG,
+               tools=[("Edit", {"file_path": f"{SHOP}/src/session/store.py", "old_string": "b", "new_string": "c"})])
+    first.flush()
+    read_back = []
+    monkeypatch.setattr(detect, "read_entry", lambda *a: read_back.append(a) or entries.read_entry(*a))
+    assert autobank.drain(locs).banked == 2
+    (proposal,) = review.proposed_supersessions(locs, [SLUG])
+    assert "from Redis to Postgres" in proposal.evidence
+    # the pass handed both entries over as it rendered them: only the candidate found for the newer is read
+    assert [Path(a[0]).name for a in read_back] == [proposal.old.split("/")[-1]]

@@ -375,8 +375,10 @@ class _Pass:
         self.listings: dict[Path, set[str]] = {}
         self.kept_out_cwds: dict[str, str | None] = {}
         self.placed: dict[str, Entry] = {}  # the entries this pass wrote, by path
-        # id(entry) -> (entry, the texts, their `index.computed_columns`), for entries written (or being written)
-        self.computed: dict[int, tuple[Entry, tuple[str, str, str, str], tuple[str, str, str]]] = {}
+        # id(entry) -> (entry, the texts, their `index.computed_columns`, the changes they state if this pass
+        # detects), for entries written (or being written)
+        self.computed: dict[int, tuple[Entry, tuple[str, str, str, str], tuple[str, str, str], list | None]] = {}
+        self.stated: dict[str, list] = {}  # the changes each entry this pass placed states (`detect.changes_in`)
         self.uses: list[tuple[Turn, list[tuple[str, str]]]] = []  # settled turns' calls that may open an entry
         self.history: list[dict[str, str]] = []  # records for history.jsonl, appended once per commit
         self.remembering = False  # whether this pass turned `redact.remember` on
@@ -821,19 +823,24 @@ class _Pass:
         return written, failed
 
     def _compute_columns(self, new: list[Entry]) -> None:
-        """The index's computed columns of entries being written (`index.computed_columns`), made while their
-        files sync: the CPU's work overlaps the disk's, and `_refresh_index` has them ready."""
+        """What the index and the detector compute from entries being written (`index.computed_columns`,
+        `detect.changes_in`), made while their files sync: the CPU's work overlaps the disk's, and
+        `_refresh_index` and `_propose_supersessions` have them ready."""
         try:
             from ..recall import index
         except ImportError:
             return
+        changes_in = None
+        if self.detect:
+            from ..control.detect import changes_in
         for entry in new:
             if entry.meta is None or entry.sections is None:
                 continue  # its text is parsed at refresh: what it reads as is not known here
             inputs = (str(entry.meta["title"]), entry.sections["prompt"], entry.sections["actions"],
                       entry.sections["result"])
             try:
-                self.computed[id(entry)] = (entry, inputs, index.computed_columns(*inputs))
+                stated = changes_in(inputs[0], inputs[1], inputs[3]) if changes_in else None
+                self.computed[id(entry)] = (entry, inputs, index.computed_columns(*inputs), stated)
             except Exception:  # noqa: BLE001 - the refresh computes them again
                 continue
 
@@ -1010,7 +1017,7 @@ class _Pass:
             from ..control import detect
 
             parsed = {os.fspath(entry.path): entry for _, entry, _ in self._placed_entries().values()}
-            detect.propose(self.locs, [p for p in todo if os.path.exists(p)], parsed)
+            detect.propose(self.locs, [p for p in todo if os.path.exists(p)], parsed, self.stated)
         except Exception as exc:  # noqa: BLE001 - a proposal missed must never stop the bank
             self._error(f"supersession detection failed: {exc!r}", None, None, exc)
         if pending:
@@ -1063,6 +1070,8 @@ class _Pass:
             computed = None
             if made is not None and made[1] == (parsed.title, parsed.prompt, parsed.actions, parsed.result):
                 computed = made[2]  # made from the texts the index reads
+                if made[3] is not None:
+                    self.stated[path] = made[3]
             out[f"{slug}/bank/{where.name}"] = (len(data), parsed, computed)
         self.parsed = out
         return out

@@ -208,7 +208,12 @@ def judge(old: Entry, new: Entry, stated: list[Change] | None = None) -> Finding
 
 
 def stated_changes(entry: Entry) -> list[Change]:
-    return changes(f"{entry.title}.\n{entry.prompt}\n{entry.result}")
+    return changes_in(entry.title, entry.prompt, entry.result)
+
+
+def changes_in(title: str, prompt: str, result: str) -> list[Change]:
+    """The changes an entry of this title, prompt and result states (`stated_changes` without the entry)."""
+    return changes(f"{title}.\n{prompt}\n{result}")
 
 
 def _similarity(a: Entry, b: Entry) -> float:
@@ -252,18 +257,23 @@ def findings_for(conn, locs: Locations, new: Entry) -> list[Finding]:
     return found
 
 
-def propose(locs: Locations, paths: list[str | Path], known: dict[str, Entry] | None = None) -> list[Finding]:
+def propose(locs: Locations, paths: list[str | Path], known: dict[str, Entry] | None = None,
+            stated: dict[str, list[Change]] | None = None) -> list[Finding]:
     """Run the detector on these newly banked entries and write each new finding as a `proposed` line of
     its project's TRUST.md (and a `proposed` history record); a pair already proposed, decided or rejected
     is not written again. Returns what was written. Never supersedes anything.
 
-    `known`: entries the caller has read (or just written) already, by path; the others are read here."""
+    `known`: entries the caller has read (or just written) already, by path; the others are read here.
+    `stated`: the changes some of them state (`stated_changes`), by path, if the caller has them already."""
     from ..recall import index
     from ..store import history
 
-    known = known or {}
-    read = (known.get(os.fspath(p)) or read_entry(Path(p)) for p in paths)
-    entries = [e for e in read if e is not None and stated_changes(e)]
+    known, stated = known or {}, stated or {}
+    entries = []
+    for path in map(os.fspath, paths):
+        entry = known.get(path) or read_entry(Path(path))
+        if entry is not None and (stated[path] if path in stated else stated_changes(entry)):
+            entries.append(entry)
     if not entries:
         return []
     written: list[Finding] = []
