@@ -901,10 +901,12 @@ class _Pass:
     def _listing(self, folder: Path) -> set[str]:
         """A bank folder's file names, listed once per pass (every writer holds the pass lock)."""
         if folder not in self.listings:
+            from ..store.bank import Listing
+
             try:
-                self.listings[folder] = set(os.listdir(folder))
+                self.listings[folder] = Listing(os.listdir(folder))
             except FileNotFoundError:
-                self.listings[folder] = set()
+                self.listings[folder] = Listing()
         return self.listings[folder]
 
     def _rewrote(self, turn: Turn, rendered: Entry) -> bool:

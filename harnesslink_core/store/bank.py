@@ -19,7 +19,7 @@ from .scope import project_slug
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's pass)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
 PROMPT_CAP = 2_000
 RESULT_CAP = 4_000
@@ -228,17 +228,37 @@ def _reads_back(text: str, front: list[str], bare: tuple[str, ...], sections: tu
     return all(s == s.strip() and not s.startswith("#") and "\n#" not in s for s in sections)
 
 
+class Listing(set):
+    """A bank folder's file names as a writer holding the pass lock keeps them (listed once, added to as it
+    writes), also by the time their names start with: `find_entry` looks at one time's names, not all."""
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        super().__init__(names)
+        self.by_time: dict[str, list[str]] = {}
+        for name in self:
+            self.by_time.setdefault(name.partition("--")[0], []).append(name)
+
+    def add(self, name: str) -> None:
+        if name not in self:
+            self.by_time.setdefault(name.partition("--")[0], []).append(name)
+        super().add(name)
+
+
 def find_entry(bank_dir: Path, file_iso: str, turn_key: str, listing: set[str] | None = None) -> Path | None:
     """An entry already written for this turn (a pass killed after writing, before recording it).
 
-    `listing` is the folder's file names if the caller already has them (a pass writing many).
+    `listing` is the folder's file names if the caller already has them (a pass writing many: a `Listing`).
     """
     if listing is None:
         try:
             listing = set(os.listdir(bank_dir))
         except FileNotFoundError:
             return None
-    return _holding(bank_dir, [n for n in listing if n.startswith(file_iso + "--") and n.endswith(".md")], turn_key)
+    if isinstance(listing, Listing) and "--" not in file_iso:
+        named = listing.by_time.get(file_iso, [])  # a file_iso holds no "--": the names that start with it and "--"
+    else:
+        named = [n for n in listing if n.startswith(file_iso + "--")]
+    return _holding(bank_dir, [n for n in named if n.endswith(".md")], turn_key)
 
 
 def find_learning(bank_dir: Path, turn_key: str) -> Path | None:
