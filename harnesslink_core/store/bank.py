@@ -40,17 +40,24 @@ def cap(text: str, limit: int) -> str:
     return text[:limit] + f"…[cut: {len(text) - limit} more characters]"
 
 
+_SPACES = re.compile(r"\s+")
+_MEANINGFUL = re.compile(r"[A-Za-z0-9\u00c0-\uffff]")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+_PLAIN_TAG = re.compile(r"[a-z0-9_][a-z0-9_.-]*")
+_HEADING = re.compile(r"(?m)^(## (?:Prompt|Actions|Result)\s*)$")
+
+
 def make_title(prompt: str) -> str:
     """The prompt's first meaningful line, whitespace collapsed, short."""
     for line in prompt.splitlines():
-        line = re.sub(r"\s+", " ", line).strip().lstrip("#>*- ").strip()
-        if re.search(r"[A-Za-z0-9\u00c0-\uffff]", line):
+        line = _SPACES.sub(" ", line).strip().lstrip("#>*- ").strip()
+        if _MEANINGFUL.search(line):
             return line if len(line) <= TITLE_CAP else line[: TITLE_CAP - 1].rstrip() + "…"
     return "Untitled turn"
 
 
 def title_slug(title: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:SLUG_CAP].strip("-")
+    slug = _NOT_SLUG.sub("-", title.lower()).strip("-")[:SLUG_CAP].strip("-")
     return slug or "turn"
 
 
@@ -60,12 +67,12 @@ def yaml_quote(value: str) -> str:
 
 
 def _tag(name: str) -> str:
-    return name if re.fullmatch(r"[a-z0-9_][a-z0-9_.-]*", name) else yaml_quote(name)
+    return name if _PLAIN_TAG.fullmatch(name) else yaml_quote(name)
 
 
 def _guard_headings(text: str) -> str:
     """Keep a prompt or result from faking one of our section headings."""
-    return re.sub(r"(?m)^(## (?:Prompt|Actions|Result)\s*)$", r" \1", text)
+    return _HEADING.sub(r" \1", text) if "## " in text else text
 
 
 def action_lines(turn: Turn) -> list[str]:
