@@ -27,9 +27,8 @@ def entry_names(project_dir: Path, forgotten=None) -> list[str]:
     """Bank entry file names, oldest first (names start with the time the turn finished),
     without symlinks (a link may lead out of the tree) and those `forgotten` names (ledger.Tombstones)."""
     try:
-        bank = project_dir / "bank"
-        names = [n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")
-                 and not os.path.islink(bank / n)]
+        with os.scandir(project_dir / "bank") as it:  # a link is told from the listing, without a stat per name
+            names = [e.name for e in it if e.name.endswith(".md") and not e.name.startswith(".") and not e.is_symlink()]
     except FileNotFoundError:
         return []
     if forgotten:
