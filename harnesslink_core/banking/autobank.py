@@ -788,9 +788,12 @@ class _Pass:
         failed: list[Turn] = []
         staged: list[tuple[Turn, Entry, Path, str, Path | None]] = []
         memories = self.locs.memories
+        folders: dict[str, tuple[str, Path]] = {}  # by cwd: a batch's entries come from a few projects
         for turn, entry in to_write:
-            slug = bank.project_slug(turn.cwd)
-            folder = memories / slug / "bank"
+            if turn.cwd not in folders:
+                slug = bank.project_slug(turn.cwd)
+                folders[turn.cwd] = (slug, memories / slug / "bank")
+            slug, folder = folders[turn.cwd]
             tmp = None
             try:
                 if not bank.find_entry(folder, entry.file_iso, entry.turn_key, self._listing(folder)):
