@@ -200,3 +200,13 @@ def test_a_listing_finds_the_names_a_plain_set_finds(names, file_iso) -> None:
     assert listing == set(names)
     by_time = [n for n in listing.by_time.get(file_iso, []) if n.endswith(".md")]
     assert sorted(by_time) == sorted(n for n in set(names) if n.startswith(file_iso + "--") and n.endswith(".md"))
+
+
+@pytest.mark.parametrize("files", [2, 17, 40])
+def test_sync_staged_tells_each_file_its_own_error(tmp_path: Path, files: int) -> None:
+    paths = [tmp_path / f".staged-{i}.tmp" for i in range(files)]
+    for i, path in enumerate(paths):
+        if i % 5 != 3:  # the others are gone before they sync
+            path.write_text("bytes")
+    errors = bank.sync_staged(paths)
+    assert [error is not None for error in errors] == [i % 5 == 3 for i in range(files)]

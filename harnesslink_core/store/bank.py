@@ -387,10 +387,17 @@ def sync_staged(paths: list[Path], meanwhile: Callable[[], None] | None = None) 
         if meanwhile is not None:
             meanwhile()
         return errors
-    pending = [_pool().submit(_sync, p) for p in paths]
+    # one job per thread, not per file: a job's hand-off costs the threads more than an fsync does
+    lanes = min(SYNC_THREADS, len(paths))
+    pending = [_pool().submit(_sync_each, paths[lane::lanes]) for lane in range(lanes)]
     if meanwhile is not None:
         meanwhile()
-    return [job.result() for job in pending]
+    done = [job.result() for job in pending]
+    return [done[k % lanes][k // lanes] for k in range(len(paths))]
+
+
+def _sync_each(paths: list[Path]) -> list[OSError | None]:
+    return [_sync(p) for p in paths]
 
 
 def _sync(path: Path) -> OSError | None:
