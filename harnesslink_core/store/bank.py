@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -15,6 +14,11 @@ from .. import clock
 from ..model import Turn
 from ..redact import redact, redact_value
 from .scope import project_slug
+
+try:
+    from _blake2 import blake2b  # what hashlib.blake2b is, without hashlib loading OpenSSL (~2 ms)
+except ImportError:  # not CPython
+    from hashlib import blake2b
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's pass)
 if TYPE_CHECKING:
@@ -172,7 +176,7 @@ def render_learning(text: str, *, title: str, tags: list[str], at: float, cwd: s
 
 
 def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=10).hexdigest()
+    return blake2b(text.encode("utf-8", "replace"), digest_size=10).hexdigest()
 
 
 def _compose(*, at: float, title: str, tags: list[str], cwd: str, session_id: str, harness: str, turn_key: str,
@@ -343,7 +347,7 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
 def _candidates(entry: Entry):
     """The names an entry may take, in order (made one at a time: nearly every entry takes the first)."""
     yield entry.name_stem
-    suffix = hashlib.blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
+    suffix = blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
     yield f"{entry.name_stem}-{suffix}"
     for n in range(2, 100):
         yield f"{entry.name_stem}-{suffix}-{n}"
