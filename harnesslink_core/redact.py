@@ -218,9 +218,12 @@ def _load() -> list[Rule]:
     if _RULES is not None:
         return _RULES
     import json
-    from importlib import resources
+    import os
 
-    data = json.loads(resources.files(__package__).joinpath("data/secrets/gitleaks_rules.json").read_text("utf-8"))
+    # a path beside this module, as lexicon and meaning read their data: importlib.resources costs 5 ms to import
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "secrets", "gitleaks_rules.json"),
+              encoding="utf-8") as f:
+        data = json.load(f)
     rules = [Rule(k, s, kw) for k, s, kw in _EARLY]
     ours = {k for k, _, _ in _EARLY + _LATE}
     for r in data["rules"]:
@@ -867,7 +870,32 @@ def _folded(text: str) -> str:
     return low
 
 
+_memo: dict[str, str] | None = None  # see `remember`
+MEMO_LONGEST = 512  # texts up to this long are remembered: the ones that repeat (a cwd, a tool input's keys)
+MEMO_MOST = 8192  # texts remembered at once: a pass over many transcripts starts over when it has this many
+
+
+def remember(on: bool) -> None:
+    """From remember(True) to remember(False) (one autobank pass) a short text redacted again is looked up:
+    every entry of a project redacts its cwd, its tool names and its inputs' keys, a turn's checkpoint
+    its prompt. The rules do not change within a pass."""
+    global _memo
+    _memo = {} if on else None
+
+
 def redact(text: str) -> str:
+    memo = _memo
+    if memo is None or not text or len(text) > MEMO_LONGEST:
+        return _redact(text)
+    done = memo.get(text)
+    if done is None:
+        if len(memo) >= MEMO_MOST:
+            memo.clear()
+        done = memo[text] = _redact(text)
+    return done
+
+
+def _redact(text: str) -> str:
     text = hide_private(text)
     if not text:
         return text

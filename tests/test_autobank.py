@@ -496,3 +496,16 @@ def test_an_entry_with_a_revision_is_rewritten_in_place_only_when_it_changes(loc
     assert p._settle([(conversation(5), "bank")], 0.0, "") == []
     assert entries(locs) == [path] and "5 steps" in path.read_text()
     ledger.close()
+
+
+def test_a_pass_remembers_redactions_only_while_it_runs(locs, isolated_home: Path) -> None:
+    from harnesslink_core import redact
+
+    s = ClaudeSession(isolated_home, cwd="/Users/me/Workspace/myapp")
+    s.turn("Deploy with DB_PASS=DbPassValue123 set", LONG, tools=[("Bash", {"command": "DB_PASS=DbPassValue123 make"})])
+    s.turn("And again with DB_PASS=DbPassValue123", LONG, tools=[("Bash", {"command": "DB_PASS=DbPassValue123 make"})])
+    s.flush()
+    assert run_pass(locs).banked == 2
+    assert redact._memo is None
+    for path in entries(locs):
+        assert "DbPassValue123" not in path.read_text()

@@ -185,3 +185,28 @@ def test_find_learning_reads_every_entry_whatever_its_time(tmp_path: Path) -> No
     assert bank.find_learning(bank_dir, again.turn_key) == path
     assert bank.find_entry(bank_dir, again.file_iso, again.turn_key) is None, "find_entry looks at one time only"
     assert bank.find_learning(bank_dir, bank.learning_key("--p--", "never recorded")) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["2026-09-21T14-14-21-123Z", "2026-09-21T14-14-21-124Z", "x", "2026", ""])
+                .flatmap(lambda t: st.tuples(st.just(t), st.sampled_from(["--a.md", "--b.md", "-c.md", "--d.txt", ""]))),
+                max_size=12),
+       st.sampled_from(["2026-09-21T14-14-21-123Z", "2026-09-21T14-14-21-124Z", "x"]))
+def test_a_listing_finds_the_names_a_plain_set_finds(names, file_iso) -> None:
+    names = [a + b for a, b in names]
+    listing = bank.Listing(names[:len(names) // 2])
+    for name in names[len(names) // 2:]:
+        listing.add(name)
+    assert listing == set(names)
+    by_time = [n for n in listing.by_time.get(file_iso, []) if n.endswith(".md")]
+    assert sorted(by_time) == sorted(n for n in set(names) if n.startswith(file_iso + "--") and n.endswith(".md"))
+
+
+@pytest.mark.parametrize("files", [2, 17, 40])
+def test_sync_staged_tells_each_file_its_own_error(tmp_path: Path, files: int) -> None:
+    paths = [tmp_path / f".staged-{i}.tmp" for i in range(files)]
+    for i, path in enumerate(paths):
+        if i % 5 != 3:  # the others are gone before they sync
+            path.write_text("bytes")
+    errors = bank.sync_staged(paths)
+    assert [error is not None for error in errors] == [i % 5 == 3 for i in range(files)]

@@ -16,7 +16,7 @@ from harnesslink_core.commands import review
 from harnesslink_core.control import detect
 from harnesslink_core.paths import locations
 from harnesslink_core.recall import index
-from harnesslink_core.store import history, trust
+from harnesslink_core.store import entries, history, trust
 from harnesslink_core.store.scope import project_slug
 from memory_helpers import make_env, write_entry
 from tests.claude_builder import ClaudeSession
@@ -239,3 +239,42 @@ def test_the_background_pass_proposes_and_a_hook_pass_leaves_it_for_later(tmp_pa
     (proposal,) = review.proposed_supersessions(locs, [SLUG])
     assert "from Redis to Postgres" in proposal.evidence
     assert trust.superseded_paths(locs, [SLUG]) == set()
+
+
+def test_a_backfill_that_banks_both_proposes_from_what_it_rendered(tmp_path, monkeypatch):
+    home = tmp_path / "pass-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("HARNESSLINK_HOME", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    locs = locations()
+    start = datetime.now(timezone.utc) - timedelta(hours=2)
+    first = ClaudeSession(home, cwd=SHOP, start=start)
+    first.turn("Store sessions in Redis so logins survive restarts", LONG,
+               tools=[("Edit", {"file_path": f"{SHOP}/src/session/store.py", "old_string": "a", "new_string": "b"})])
+    first.turn("Move the session store from Redis to Postgres", LONG,
+               tools=[("Edit", {"file_path": f"{SHOP}/src/session/store.py", "old_string": "b", "new_string": "c"})])
+    first.flush()
+    read_back = []
+    monkeypatch.setattr(detect, "read_entry", lambda *a: read_back.append(a) or entries.read_entry(*a))
+    assert autobank.drain(locs).banked == 2
+    (proposal,) = review.proposed_supersessions(locs, [SLUG])
+    assert "from Redis to Postgres" in proposal.evidence
+    # the pass handed both entries over as it rendered them: only the candidate found for the newer is read
+    assert [Path(a[0]).name for a in read_back] == [proposal.old.split("/")[-1]]
+
+
+def test_the_trigger_words_never_hide_a_change_a_pattern_finds(monkeypatch):
+    """`changes` looks for a trigger word before trying its patterns; on every text of the labelled sets it
+    finds exactly what the patterns alone find (a new pattern needs its word in `_TRIGGER_WORDS`)."""
+    import json
+    import re
+
+    texts = []
+    for name in ("supersession_pairs.json", "supersession_pairs_blind.json", "supersession_pairs_third.json"):
+        data = json.loads((Path(__file__).resolve().parent.parent / "benchmarks" / name).read_text())
+        texts += [f"{e['title']}.\n{e['prompt']}\n{e['result']}" for e in data["entries"]]
+    with_trigger = [[(c.kind, c.x, c.y) for c in detect.changes(t)] for t in texts]
+    monkeypatch.setattr(detect, "_TRIGGER", re.compile(""))
+    assert with_trigger == [[(c.kind, c.x, c.y) for c in detect.changes(t)] for t in texts]
+    assert sum(map(len, with_trigger)) > 50

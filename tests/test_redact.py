@@ -289,3 +289,15 @@ def test_every_rule_has_a_keyword_in_each_of_its_matches() -> None:
         for rule in module._load():
             for m in rule.pattern.finditer(text):
                 assert any(k in m.group(0).lower() or k in text.lower() for k in rule.keywords), (kind, rule.kind)
+
+
+
+def test_a_remembered_text_is_redacted_as_the_rules_redact_it() -> None:
+    texts = [text for text, _ in SECRETS.values()] + ["/home/dev/project", "command", "x" * 600, ""]
+    plain = [redact(t) for t in texts]
+    module.remember(True)
+    try:
+        assert [redact(t) for t in texts + texts] == plain + plain
+    finally:
+        module.remember(False)
+    assert module._memo is None

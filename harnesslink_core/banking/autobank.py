@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..model import Reading, StateUpdate, Turn
     from ..paths import Locations
     from ..store.bank import Entry
-    from ..store.entries import Entry as BankedEntry
+    from ..store.entries import Entry as ParsedEntry
     from ..store.ledger import FileRecord, Ledger
 
 DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
@@ -375,10 +375,14 @@ class _Pass:
         self.listings: dict[Path, set[str]] = {}
         self.kept_out_cwds: dict[str, str | None] = {}
         self.placed: dict[str, Entry] = {}  # the entries this pass wrote, by path
-        # id(entry) -> (entry, the texts, their `index.computed_columns`), for entries written (or being written)
-        self.computed: dict[int, tuple[Entry, tuple[str, str, str, str], tuple[str, str, str]]] = {}
+        # id(entry) -> (entry, the texts, their `index.computed_columns`, whether they state a change, if this pass
+        # detects), for entries written (or being written)
+        self.computed: dict[int, tuple[Entry, tuple[str, str, str, str], tuple[str, str, str], bool | None]] = {}
+        self.stated: dict[str, bool] = {}  # whether each entry this pass placed states a change (`detect.worth_a_look`)
         self.uses: list[tuple[Turn, list[tuple[str, str]]]] = []  # settled turns' calls that may open an entry
         self.history: list[dict[str, str]] = []  # records for history.jsonl, appended once per commit
+        self.remembering = False  # whether this pass turned `redact.remember` on
+        self.parsed: dict[str, tuple[int, ParsedEntry, tuple[str, str, str] | None]] | None = None  # _placed_entries
 
     def _unlocked(self) -> None:
         """Slow work ahead (reading a transcript, rendering its entries): others may write meanwhile."""
@@ -401,6 +405,15 @@ class _Pass:
         enabled = _enabled(self.locs, harnesses, switches)
         self._note_disabled(enabled, harnesses)
         try:
+            return self._run(enabled, paths, stop)
+        finally:
+            if self.remembering:
+                from .. import redact as module
+
+                module.remember(False)
+
+    def _run(self, enabled: list[str], paths: list[Path] | None, stop: StopSignal | None) -> PassReport:
+        try:
             for name in enabled:
                 try:
                     self._harness(name, paths, stop)
@@ -420,6 +433,15 @@ class _Pass:
 
             identity.forget_cache(self.locs)  # an IDENTITY.md pulled into a known folder counts from now
         return self.report
+
+    def _remember_redactions(self) -> None:
+        """From the first transcript read to the end of the pass, a text redacted once is not redacted again
+        (`redact.remember`; only now: a pass with nothing to read imports no redact)."""
+        if not self.remembering:
+            from .. import redact as module
+
+            module.remember(True)
+            self.remembering = True
 
     def _note_disabled(self, enabled: list[str], requested: list[str] | None) -> None:
         """A harness turned off pauses; turned back on, it banks the last 30 days, not the gap."""
@@ -477,6 +499,7 @@ class _Pass:
                     harness = registry.get(name)  # only now: a pass with nothing to read imports no reader
                 except ImportError:
                     return
+            self._remember_redactions()
             self._unlocked()
             try:
                 work, read = self._read_file(name, harness, _as_path(path), st, rec, window, remaining, stop)
@@ -764,9 +787,12 @@ class _Pass:
         failed: list[Turn] = []
         staged: list[tuple[Turn, Entry, Path, str, Path | None]] = []
         memories = self.locs.memories
+        folders: dict[str, tuple[str, Path]] = {}  # by cwd: a batch's entries come from a few projects
         for turn, entry in to_write:
-            slug = bank.project_slug(turn.cwd)
-            folder = memories / slug / "bank"
+            if turn.cwd not in folders:
+                slug = bank.project_slug(turn.cwd)
+                folders[turn.cwd] = (slug, memories / slug / "bank")
+            slug, folder = folders[turn.cwd]
             tmp = None
             try:
                 if not bank.find_entry(folder, entry.file_iso, entry.turn_key, self._listing(folder)):
@@ -799,19 +825,24 @@ class _Pass:
         return written, failed
 
     def _compute_columns(self, new: list[Entry]) -> None:
-        """The index's computed columns of entries being written (`index.computed_columns`), made while their
-        files sync: the CPU's work overlaps the disk's, and `_refresh_index` has them ready."""
+        """What the index and the detector compute from entries being written (`index.computed_columns`,
+        `detect.worth_a_look`), made while their files sync: the CPU's work overlaps the disk's, and
+        `_refresh_index` and `_propose_supersessions` have them ready."""
         try:
             from ..recall import index
         except ImportError:
             return
+        worth_a_look = None
+        if self.detect:
+            from ..control.detect import worth_a_look
         for entry in new:
             if entry.meta is None or entry.sections is None:
                 continue  # its text is parsed at refresh: what it reads as is not known here
             inputs = (str(entry.meta["title"]), entry.sections["prompt"], entry.sections["actions"],
                       entry.sections["result"])
             try:
-                self.computed[id(entry)] = (entry, inputs, index.computed_columns(*inputs))
+                stated = worth_a_look(inputs[0], inputs[1], inputs[3]) if worth_a_look else None
+                self.computed[id(entry)] = (entry, inputs, index.computed_columns(*inputs), stated)
             except Exception:  # noqa: BLE001 - the refresh computes them again
                 continue
 
@@ -845,7 +876,7 @@ class _Pass:
 
         uses, self.uses = self.uses, []
         records = []
-        texts: dict[str, BankedEntry | None] = {}  # the given entries read for their facts, each once a pass
+        texts: dict[str, ParsedEntry | None] = {}  # the given entries read for their facts, each once a pass
         try:
             with self.ledger.write():
                 for turn, refs in uses:
@@ -865,7 +896,7 @@ class _Pass:
         self.history += records
 
     def _repeated(self, turn: Turn, given: dict[str, float], opened: dict[str, str],
-                  texts: dict[str, BankedEntry | None]) -> dict[str, str]:
+                  texts: dict[str, ParsedEntry | None]) -> dict[str, str]:
         """The entries given before the turn ended whose facts its answer repeats (`use.repeats`);
         an entry of the same session does not count (the session knew it without memory)."""
         from ..store.entries import read_entry
@@ -898,10 +929,12 @@ class _Pass:
     def _listing(self, folder: Path) -> set[str]:
         """A bank folder's file names, listed once per pass (every writer holds the pass lock)."""
         if folder not in self.listings:
+            from ..store.bank import Listing
+
             try:
-                self.listings[folder] = set(os.listdir(folder))
+                self.listings[folder] = Listing(os.listdir(folder))
             except FileNotFoundError:
-                self.listings[folder] = set()
+                self.listings[folder] = Listing()
         return self.listings[folder]
 
     def _rewrote(self, turn: Turn, rendered: Entry) -> bool:
@@ -1013,7 +1046,8 @@ class _Pass:
         try:
             from ..control import detect
 
-            detect.propose(self.locs, [p for p in todo if os.path.exists(p)])
+            parsed = {os.fspath(entry.path): entry for _, entry, _ in self._placed_entries().values()}
+            detect.propose(self.locs, [p for p in todo if os.path.exists(p)], parsed, self.stated)
         except Exception as exc:  # noqa: BLE001 - a proposal missed must never stop the bank
             self._error(f"supersession detection failed: {exc!r}", None, None, exc)
         if pending:
@@ -1044,12 +1078,14 @@ class _Pass:
                     len(entry.text.encode()), entry.meta)
         return headers
 
-    def _placed_entries(self) -> dict[str, tuple[int, object, tuple[str, str, str] | None]]:
+    def _placed_entries(self) -> dict[str, tuple[int, ParsedEntry, tuple[str, str, str] | None]]:
         """(size, parsed entry, its computed columns if made while it synced) of each entry this pass wrote,
-        by `<slug>/bank/<file>.md` (the index's key)."""
+        by `<slug>/bank/<file>.md` (the index's key); made once, for the index and then the detector."""
+        if self.parsed is not None:
+            return self.parsed
         from ..store import entries
 
-        out: dict[str, tuple[int, object, tuple[str, str, str] | None]] = {}
+        out: dict[str, tuple[int, ParsedEntry, tuple[str, str, str] | None]] = {}
         for path, entry in self.placed.items():
             data = entry.text.encode()
             if len(data) > entries.MAX_ENTRY_BYTES:
@@ -1064,7 +1100,10 @@ class _Pass:
             computed = None
             if made is not None and made[1] == (parsed.title, parsed.prompt, parsed.actions, parsed.result):
                 computed = made[2]  # made from the texts the index reads
+                if made[3] is not None:
+                    self.stated[path] = made[3]
             out[f"{slug}/bank/{where.name}"] = (len(data), parsed, computed)
+        self.parsed = out
         return out
 
     def _record_identity(self, slug: str, cwd: str) -> None:

@@ -81,6 +81,14 @@ _STATEMENT = re.compile(r"(?<=[.!?;])\s+|\n+")  # a sentence that may hold `key:
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9_.+#@/-]*")
 _CHANGE_WORDS = frozenset(_VERB[3:-1].split("|")) | {"replace", "replaced", "replacing", "instead", "longer", "favour",
                                                      "favor", "drop", "dropped", "away", "off", "over"}
+# A word every pattern of CHANGES starts with (or holds, for "no longer"): a text or sentence without one states no
+# change, and costs one search instead of all of them. Case-insensitive like CHANGES, so it never misses what they
+# find; the lookahead on the first letters lets the search skip most positions before trying the words.
+_TRIGGER_WORDS = sorted(set(_VERB[3:-1].split("|")) | {
+    "replac", "swap", "switch", "mov", "migrat", "longer", "drop", "remove", "retire", "instead", "renam", "turn",
+    "disabl"})
+_TRIGGER = re.compile(rf"(?=[{''.join(sorted({w[0] for w in _TRIGGER_WORDS}))}])\b(?:{'|'.join(_TRIGGER_WORDS)})",
+                      re.IGNORECASE)
 _FILE_KEYS = ("file_path", "path", "notebook_path", "filePath", "file", "filename")
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add|Delete) File: (\S+)")
 
@@ -115,9 +123,12 @@ class Finding:
 
 def changes(text: str) -> list[Change]:
     """The changes a text states, unhedged, each X once."""
+    text = text[:SCAN_CHARS]
+    if not _TRIGGER.search(text):
+        return []
     found: dict[str, Change] = {}
-    for sentence in _SENTENCE.split(text[:SCAN_CHARS]):
-        if sentence.rstrip().endswith("?"):
+    for sentence in _SENTENCE.split(text):
+        if sentence.rstrip().endswith("?") or not _TRIGGER.search(sentence):
             continue
         for kind, pattern in CHANGES:
             for match in pattern.finditer(sentence):
@@ -265,12 +276,22 @@ def _new_value(old: Entry, new: Entry, old_subject: set[str], new_subject: list[
 
 
 def stated_changes(entry: Entry) -> list[Change]:
-    return changes(f"{entry.title}.\n{entry.prompt}\n{entry.result}")
+    return changes_in(entry.title, entry.prompt, entry.result)
+
+
+def changes_in(title: str, prompt: str, result: str) -> list[Change]:
+    """The changes an entry of this title, prompt and result states (`stated_changes` without the entry)."""
+    return changes(f"{title}.\n{prompt}\n{result}")
 
 
 def states_a_change(entry: Entry) -> bool:
-    """Whether the entry says something changed, or gives a setting a value: worth looking for what it supersedes."""
-    return bool(stated_changes(entry) or settings(f"{entry.prompt}\n{entry.result}", stated_only=True))
+    return worth_a_look(entry.title, entry.prompt, entry.result)
+
+
+def worth_a_look(title: str, prompt: str, result: str) -> bool:
+    """Whether an entry of this title, prompt and result says something changed, or gives a setting a
+    value: worth looking for what it supersedes."""
+    return bool(changes_in(title, prompt, result) or settings(f"{prompt}\n{result}", stated_only=True))
 
 
 def _similarity(a: Entry, b: Entry) -> float:
@@ -321,14 +342,23 @@ def findings_for(conn, locs: Locations, new: Entry) -> list[Finding]:
     return found
 
 
-def propose(locs: Locations, paths: list[str | Path]) -> list[Finding]:
+def propose(locs: Locations, paths: list[str | Path], known: dict[str, Entry] | None = None,
+            stated: dict[str, bool] | None = None) -> list[Finding]:
     """Run the detector on these newly banked entries and write each new finding as a `proposed` line of
     its project's TRUST.md (and a `proposed` history record); a pair already proposed, decided or rejected
-    is not written again. Returns what was written. Never supersedes anything."""
+    is not written again. Returns what was written. Never supersedes anything.
+
+    `known`: entries the caller has read (or just written) already, by path; the others are read here.
+    `stated`: whether each of some of them states a change (`worth_a_look`), by path, if the caller knows."""
     from ..recall import index
     from ..store import history
 
-    entries = [e for e in (read_entry(Path(p)) for p in paths) if e is not None and states_a_change(e)]
+    known, stated = known or {}, stated or {}
+    entries = []
+    for path in map(os.fspath, paths):
+        entry = known.get(path) or read_entry(Path(path))
+        if entry is not None and (stated[path] if path in stated else states_a_change(entry)):
+            entries.append(entry)
     if not entries:
         return []
     written: list[Finding] = []

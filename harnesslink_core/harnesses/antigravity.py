@@ -26,7 +26,6 @@ unbanked until some later prompt settles it that way.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -37,7 +36,7 @@ from urllib.parse import unquote, urlparse
 from ..clock import iso, parse_iso
 from ..model import Reading, Turn
 from ..paths import Locations
-from .base import decode, iter_lines, strip_injected
+from .base import blake2b, decode, iter_lines, strip_injected
 
 NAME = "antigravity"
 
@@ -186,7 +185,7 @@ def _workspace(value: object) -> str:
 
 def _loose_key(workspace: str, ts: float) -> str:
     day = iso(ts)[:10]
-    digest = hashlib.blake2b(workspace.encode("utf-8", "replace"), digest_size=4).hexdigest()
+    digest = blake2b(workspace.encode("utf-8", "replace"), digest_size=4).hexdigest()
     return f"loose-{day}-{digest}"
 
 
@@ -210,7 +209,7 @@ def _turn(key: str, conv: dict[str, Any], brain: Path) -> Turn:
     heading = f"Last {len(prompts)} of {count} prompts:" if count > len(prompts) else "Prompts:"
     result = "\n".join([step_line, f"- Prompts: {count}", f"- Last activity: {iso(last_at)}", "",
                         heading, *[f"- {p}" for p in prompts]])
-    revision = hashlib.blake2b(f"{steps}|{count}|{last_at}".encode(), digest_size=8).hexdigest()
+    revision = blake2b(f"{steps}|{count}|{last_at}".encode(), digest_size=8).hexdigest()
     first_at = float(conv.get("first_at") or 0.0)
     return Turn(harness=NAME, session_id=key, turn_id=key, cwd=str(conv.get("workspace") or ""),
                 prompt=str(conv.get("first_prompt") or ""), offset=0, started=first_at, ended=first_at,

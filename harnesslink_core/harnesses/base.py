@@ -10,7 +10,6 @@ the reader sees those lines again.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -21,6 +20,11 @@ import orjson
 
 from ..model import Reading
 from ..paths import Locations
+
+try:
+    from _blake2 import blake2b  # what hashlib.blake2b is, without hashlib loading OpenSSL (~2 ms)
+except ImportError:  # not CPython
+    from hashlib import blake2b
 
 
 class Harness(Protocol):
@@ -287,4 +291,4 @@ def strip_injected(text: str) -> str:
 
 def file_digest(f: BinaryIO, start: int, length: int) -> str:
     f.seek(max(0, start))
-    return hashlib.blake2b(f.read(length), digest_size=12).hexdigest()
+    return blake2b(f.read(length), digest_size=12).hexdigest()

@@ -15,7 +15,6 @@ Claude Code writes when its Stop hooks ran (`stop_hook_summary`,
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -26,7 +25,7 @@ from typing import Any
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
 from ..paths import Locations
-from .base import all_readable, decode, is_injected, iter_lines, normalise_tool, strip_injected, text_of
+from .base import all_readable, blake2b, decode, is_injected, iter_lines, normalise_tool, strip_injected, text_of
 
 NAME = "claude-code"
 unreadable = all_readable
@@ -151,7 +150,7 @@ def _turn_id(obj: dict[str, Any], text: str) -> str:
     uuid = obj.get("uuid")
     if isinstance(uuid, str) and uuid:
         return uuid
-    digest = hashlib.blake2b(f"{obj.get('timestamp')}\0{text}".encode("utf-8", "replace"), digest_size=8)
+    digest = blake2b(f"{obj.get('timestamp')}\0{text}".encode("utf-8", "replace"), digest_size=8)
     return digest.hexdigest()
 
 

@@ -43,7 +43,6 @@ Choices worth knowing:
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -54,7 +53,7 @@ import orjson
 
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
-from .base import decode, iter_lines, normalise_tool, our_tool, scan_files, strip_injected, text_of
+from .base import blake2b, decode, iter_lines, normalise_tool, our_tool, scan_files, strip_injected, text_of
 
 # Folders that sit beside the per-cwd session folders or inside them and never
 # hold top-level sessions (nicobailon/pi-subagents).
@@ -327,7 +326,7 @@ def _turn_id(entry: dict[str, Any], message: dict[str, Any]) -> str:
     if not isinstance(stamp, (int, float)) or isinstance(stamp, bool):
         stamp = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else entry.get("id")
     text = text_of(message.get("content"))
-    return hashlib.blake2b(f"{stamp}\n{text}".encode("utf-8", "replace"), digest_size=8).hexdigest()
+    return blake2b(f"{stamp}\n{text}".encode("utf-8", "replace"), digest_size=8).hexdigest()
 
 
 def _entry_time(entry: dict[str, Any]) -> float | None:

@@ -218,6 +218,9 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None, written: Wri
     `<slug>/bank/<file>.md`): an entry of that size on disk is indexed from them,
     any other is read from its file."""
     with open_index(locs) as conn:
+        # each commit not synced, only the checkpoint (as the ledger runs): the Markdown is the truth, and what a
+        # crash loses of the last commits the next refresh indexes again; a pass commits several
+        conn.execute("PRAGMA synchronous=NORMAL")
         _refresh_vocabulary(conn)
         changed = sync(conn, locs, projects, written=written)
         _fill_vectors(conn, limit=FILL_PER_REFRESH, newest=True)

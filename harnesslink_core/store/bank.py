@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,9 +15,14 @@ from ..model import Turn
 from ..redact import redact, redact_value
 from .scope import project_slug
 
+try:
+    from _blake2 import blake2b  # what hashlib.blake2b is, without hashlib loading OpenSSL (~2 ms)
+except ImportError:  # not CPython
+    from hashlib import blake2b
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's pass)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
 PROMPT_CAP = 2_000
 RESULT_CAP = 4_000
@@ -40,17 +43,29 @@ def cap(text: str, limit: int) -> str:
     return text[:limit] + f"…[cut: {len(text) - limit} more characters]"
 
 
+_SPACES = re.compile(r"\s+")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+_PLAIN_TAG = re.compile(r"[a-z0-9_][a-z0-9_.-]*")
+_HEADING = re.compile(r"(?m)^(## (?:Prompt|Actions|Result)\s*)$")
+
+
 def make_title(prompt: str) -> str:
     """The prompt's first meaningful line, whitespace collapsed, short."""
     for line in prompt.splitlines():
-        line = re.sub(r"\s+", " ", line).strip().lstrip("#>*- ").strip()
-        if re.search(r"[A-Za-z0-9\u00c0-\uffff]", line):
+        line = _SPACES.sub(" ", line).strip().lstrip("#>*- ").strip()
+        if _has_word_character(line):
             return line if len(line) <= TITLE_CAP else line[: TITLE_CAP - 1].rstrip() + "…"
     return "Untitled turn"
 
 
+def _has_word_character(line: str) -> bool:
+    """What `re.search(r"[A-Za-z0-9\u00c0-\uffff]", line)` finds, without compiling that class (3 ms: it spans
+    most of the BMP)."""
+    return any("a" <= c <= "z" or "A" <= c <= "Z" or "0" <= c <= "9" or "\u00c0" <= c <= "\uffff" for c in line)
+
+
 def title_slug(title: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:SLUG_CAP].strip("-")
+    slug = _NOT_SLUG.sub("-", title.lower()).strip("-")[:SLUG_CAP].strip("-")
     return slug or "turn"
 
 
@@ -60,12 +75,12 @@ def yaml_quote(value: str) -> str:
 
 
 def _tag(name: str) -> str:
-    return name if re.fullmatch(r"[a-z0-9_][a-z0-9_.-]*", name) else yaml_quote(name)
+    return name if _PLAIN_TAG.fullmatch(name) else yaml_quote(name)
 
 
 def _guard_headings(text: str) -> str:
     """Keep a prompt or result from faking one of our section headings."""
-    return re.sub(r"(?m)^(## (?:Prompt|Actions|Result)\s*)$", r" \1", text)
+    return _HEADING.sub(r" \1", text) if "## " in text else text
 
 
 def action_lines(turn: Turn) -> list[str]:
@@ -161,7 +176,7 @@ def render_learning(text: str, *, title: str, tags: list[str], at: float, cwd: s
 
 
 def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=10).hexdigest()
+    return blake2b(text.encode("utf-8", "replace"), digest_size=10).hexdigest()
 
 
 def _compose(*, at: float, title: str, tags: list[str], cwd: str, session_id: str, harness: str, turn_key: str,
@@ -228,17 +243,37 @@ def _reads_back(text: str, front: list[str], bare: tuple[str, ...], sections: tu
     return all(s == s.strip() and not s.startswith("#") and "\n#" not in s for s in sections)
 
 
+class Listing(set):
+    """A bank folder's file names as a writer holding the pass lock keeps them (listed once, added to as it
+    writes), also by the time their names start with: `find_entry` looks at one time's names, not all."""
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        super().__init__(names)
+        self.by_time: dict[str, list[str]] = {}
+        for name in self:
+            self.by_time.setdefault(name.partition("--")[0], []).append(name)
+
+    def add(self, name: str) -> None:
+        if name not in self:
+            self.by_time.setdefault(name.partition("--")[0], []).append(name)
+        super().add(name)
+
+
 def find_entry(bank_dir: Path, file_iso: str, turn_key: str, listing: set[str] | None = None) -> Path | None:
     """An entry already written for this turn (a pass killed after writing, before recording it).
 
-    `listing` is the folder's file names if the caller already has them (a pass writing many).
+    `listing` is the folder's file names if the caller already has them (a pass writing many: a `Listing`).
     """
     if listing is None:
         try:
             listing = set(os.listdir(bank_dir))
         except FileNotFoundError:
             return None
-    return _holding(bank_dir, [n for n in listing if n.startswith(file_iso + "--") and n.endswith(".md")], turn_key)
+    if isinstance(listing, Listing) and "--" not in file_iso:
+        named = listing.by_time.get(file_iso, [])  # a file_iso holds no "--": the names that start with it and "--"
+    else:
+        named = [n for n in listing if n.startswith(file_iso + "--")]
+    return _holding(bank_dir, [n for n in named if n.endswith(".md")], turn_key)
 
 
 def find_learning(bank_dir: Path, turn_key: str) -> Path | None:
@@ -312,22 +347,35 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
 def _candidates(entry: Entry):
     """The names an entry may take, in order (made one at a time: nearly every entry takes the first)."""
     yield entry.name_stem
-    suffix = hashlib.blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
+    suffix = blake2b(entry.turn_key.encode(), digest_size=3).hexdigest()
     yield f"{entry.name_stem}-{suffix}"
     for n in range(2, 100):
         yield f"{entry.name_stem}-{suffix}-{n}"
 
 
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
 def stage(bank_dir: Path, entry: Entry) -> Path:
-    """An entry's bytes in a temporary file of its folder, not yet synced (see `write`'s `staged`)."""
-    bank_dir.mkdir(parents=True, exist_ok=True)
+    """An entry's bytes in a temporary file of its folder, not yet synced (see `write`'s `staged`).
+
+    Three system calls for most (open, write, close): a pass stages hundreds, and the folder is made only
+    when it is missing."""
     tmp = _temporary(bank_dir, entry.name_stem)
     try:
-        with open(tmp, "wb") as f:
-            f.write(entry.text.encode())
+        fd = os.open(tmp, _NEW_FILE, 0o666)
+    except FileNotFoundError:
+        bank_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, _NEW_FILE, 0o666)
+    try:
+        data = memoryview(entry.text.encode())
+        while data:  # a regular file takes it in one write; a short one (a full disk) raises next round
+            data = data[os.write(fd, data):]
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)
     return tmp
 
 
@@ -343,10 +391,17 @@ def sync_staged(paths: list[Path], meanwhile: Callable[[], None] | None = None) 
         if meanwhile is not None:
             meanwhile()
         return errors
-    pending = [_pool().submit(_sync, p) for p in paths]
+    # one job per thread, not per file: a job's hand-off costs the threads more than an fsync does
+    lanes = min(SYNC_THREADS, len(paths))
+    pending = [_pool().submit(_sync_each, paths[lane::lanes]) for lane in range(lanes)]
     if meanwhile is not None:
         meanwhile()
-    return [job.result() for job in pending]
+    done = [job.result() for job in pending]
+    return [done[k % lanes][k // lanes] for k in range(len(paths))]
+
+
+def _sync_each(paths: list[Path]) -> list[OSError | None]:
+    return [_sync(p) for p in paths]
 
 
 def _sync(path: Path) -> OSError | None:
@@ -384,7 +439,7 @@ def _pool():
 
 
 def _temporary(bank_dir: Path, stem: str) -> Path:
-    return bank_dir / f".{stem[:40]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    return bank_dir / f".{stem[:40]}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
 
 
 def rewrite(path: Path, entry: Entry) -> None:

@@ -27,9 +27,8 @@ def entry_names(project_dir: Path, forgotten=None) -> list[str]:
     """Bank entry file names, oldest first (names start with the time the turn finished),
     without symlinks (a link may lead out of the tree) and those `forgotten` names (ledger.Tombstones)."""
     try:
-        bank = project_dir / "bank"
-        names = [n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")
-                 and not os.path.islink(bank / n)]
+        with os.scandir(project_dir / "bank") as it:  # a link is told from the listing, without a stat per name
+            names = [e.name for e in it if e.name.endswith(".md") and not e.name.startswith(".") and not e.is_symlink()]
     except FileNotFoundError:
         return []
     if forgotten:
@@ -37,7 +36,7 @@ def entry_names(project_dir: Path, forgotten=None) -> list[str]:
     return sorted(names)
 
 
-def read_header(path: Path) -> dict[str, object]:
+def read_header(path: Path | str) -> dict[str, object]:
     """An entry's frontmatter, read from its head only (the index and summaries need no more)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -50,7 +49,7 @@ def read_header(path: Path) -> dict[str, object]:
 def _header(project_dir: Path, name: str, known: Known | None) -> dict[str, object]:
     """An entry's frontmatter: from `known` (what a writer just wrote: (size, frontmatter) by file name)
     while the file still has that size, else read from its head."""
-    path = project_dir / "bank" / name
+    path = os.path.join(project_dir, "bank", name)  # a string: asked for every entry of a project, twice a pass
     if known and name in known:
         size, header = known[name]
         try:
