@@ -216,14 +216,18 @@ def test_a_proposal_travels_with_the_tree_and_old_readers_skip_it(locs, tmp_path
     assert [line for line in lines if line.startswith("- ") and trust.parse_line(line)] == []
 
 
-def test_the_background_pass_proposes_and_a_hook_pass_leaves_it_for_later(tmp_path, monkeypatch):
+def a_pass_home(tmp_path, monkeypatch):
+    """A HOME the pass reads as the real one (HOME alone set), and a start two hours ago for its sessions."""
     home = tmp_path / "pass-home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     for name in ("HARNESSLINK_HOME", "CLAUDE_CONFIG_DIR"):
         monkeypatch.delenv(name, raising=False)
-    locs = locations()
-    start = datetime.now(timezone.utc) - timedelta(hours=2)
+    return home, locations(), datetime.now(timezone.utc) - timedelta(hours=2)
+
+
+def test_the_background_pass_proposes_and_a_hook_pass_leaves_it_for_later(tmp_path, monkeypatch):
+    home, locs, start = a_pass_home(tmp_path, monkeypatch)
     first = ClaudeSession(home, cwd=SHOP, start=start)
     first.turn("Store sessions in Redis so logins survive restarts", LONG,
                tools=[("Edit", {"file_path": f"{SHOP}/src/session/store.py", "old_string": "a", "new_string": "b"})])
@@ -242,13 +246,7 @@ def test_the_background_pass_proposes_and_a_hook_pass_leaves_it_for_later(tmp_pa
 
 
 def test_a_backfill_that_banks_both_proposes_from_what_it_rendered(tmp_path, monkeypatch):
-    home = tmp_path / "pass-home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for name in ("HARNESSLINK_HOME", "CLAUDE_CONFIG_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    locs = locations()
-    start = datetime.now(timezone.utc) - timedelta(hours=2)
+    home, locs, start = a_pass_home(tmp_path, monkeypatch)
     first = ClaudeSession(home, cwd=SHOP, start=start)
     first.turn("Store sessions in Redis so logins survive restarts", LONG,
                tools=[("Edit", {"file_path": f"{SHOP}/src/session/store.py", "old_string": "a", "new_string": "b"})])
