@@ -351,6 +351,14 @@ def test_an_answer_that_repeats_a_given_entrys_facts_used_it(tmp_path: Path) -> 
     assert (opened["entry"], opened["session"], opened["detail"]) == (entry, s.session_id, "answer")
 
 
+def test_facts_are_the_names_and_values_of_a_text_not_its_words():
+    from harnesslink_core.banking import use
+
+    assert use.facts("Set pool_size=50 (was `pool_size: 20`) in config/database.yml; RedisStore, v2.3.1 and "
+                     "e.g. the README stay, as do plain words like connection and timeout.") == {
+        "pool_size", "config/database.yml", "RedisStore", "v2.3.1"}
+
+
 @pytest.mark.parametrize("case", ["found by itself", "never given", "too few facts", "its own entry"])
 def test_an_answer_with_the_facts_from_elsewhere_did_not_use_the_entry(tmp_path: Path, case: str) -> None:
     """Facts the turn's own tool calls or prompt hold came from there; an entry the session was never

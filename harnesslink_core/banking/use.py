@@ -8,8 +8,8 @@ calls are looked at once, when the pass settles it, and each (session, entry) is
 (`ledger.note_opened`).
 
 Repeating an entry's distinctive facts is use too (SPEC §11): an answer that holds at least
-`FACTS_NEEDED` of the entry's facts (`facts`: tokens shaped like names and values, `pool_size=50`,
-`src/db/pool.py`, `RedisStore`, never plain words) that neither the prompt nor any of the turn's own
+`FACTS_NEEDED` of the entry's facts (`facts`: tokens shaped like names and values, `pool_size`,
+`src/db/pool.py`, `RedisStore`, `v2.3.1`, never plain words) that neither the prompt nor any of the turn's own
 tool calls holds, so they came from memory and not from the user or the agent's own look. An entry of
 the same session, or one given only after the turn ended, never counts this way.
 """
@@ -71,13 +71,15 @@ def repeats(turn: Turn, entry_text: str) -> bool:
 
 
 def facts(text: str) -> set[str]:
-    """The tokens of `text` shaped like names or values: a digit next to a letter, `_`, `/` or `=`
-    inside, a dot between letters (`config.yml`), or a capital after a small letter (`RedisStore`)."""
+    """The tokens of `text` shaped like names or values: a digit next to a letter, `_` or `/` inside, a
+    dot between letters (`config.yml`), or a capital after a small letter (`RedisStore`). A setting is
+    cut at its `=`, so `pool_size=50` and `pool_size: 50` both give `pool_size`."""
     found = set()
     for raw in text.split():
-        token = raw.strip(EDGES)
-        if len(token) >= FACT_CHARS and _fact_shaped(token):
-            found.add(token)
+        for token in raw.split("="):
+            token = token.strip(EDGES)
+            if len(token) >= FACT_CHARS and _fact_shaped(token):
+                found.add(token)
     return found
 
 
@@ -91,7 +93,7 @@ def _fact_shaped(token: str) -> bool:
             letters = True
         elif char.isdigit():
             digits = True
-        elif char in "_/=" and 0 < i < len(token) - 1:
+        elif char in "_/" and 0 < i < len(token) - 1:
             return True
         elif char == "." and previous.isalpha() and token[i + 1:i + 2].isalpha():
             return True
