@@ -897,12 +897,13 @@ class _Pass:
 
     def _repeated(self, turn: Turn, given: dict[str, float], opened: dict[str, str],
                   texts: dict[str, ParsedEntry | None]) -> dict[str, str]:
-        """The entries given before the turn ended whose facts its answer repeats (`use.repeats`);
+        """The entries given before the turn ended whose facts its answer repeats (`use.Answer`);
         an entry of the same session does not count (the session knew it without memory)."""
         from ..store.entries import read_entry
         from . import use
 
         found = {}
+        answer = None
         for entry_id, given_at in given.items():
             if entry_id in opened or given_at > turn.ended:
                 continue
@@ -911,7 +912,8 @@ class _Pass:
             entry = texts[entry_id]
             if entry is None or entry.session_id == turn.session_id:
                 continue
-            if use.repeats(turn, "\n".join((entry.title, entry.prompt, entry.actions, entry.result))):
+            answer = answer or use.Answer(turn)
+            if answer.repeats("\n".join((entry.title, entry.prompt, entry.actions, entry.result))):
                 found[entry_id] = use.REPEATED
         return found
 

@@ -27,6 +27,8 @@ BANK_MARK = "bank/"  # every entry's path holds it: a call without it names no e
 REPEATED = "answer"  # how an entry was used when the answer repeats its facts
 FACTS_NEEDED = 3
 FACT_CHARS = 4
+FACT_SCAN = 20_000  # characters of an answer or an entry whose facts are read
+OWN_SCAN = 200_000  # characters of a turn's prompt and calls a fact is looked up in
 EDGES = "`'\"()[]{}<>,;:.!?*"  # stripped from a token's ends
 
 
@@ -58,16 +60,22 @@ def opened(refs: list[tuple[str, str]], given: set[str]) -> dict[str, str]:
     return out
 
 
-def repeats(turn: Turn, entry_text: str) -> bool:
-    """Whether the turn's answer repeats enough of the entry's facts that the turn did not bring itself."""
-    wanted = facts(entry_text)
-    if len(wanted) < FACTS_NEEDED:
-        return False
-    answered = facts(turn.result) & wanted
-    if len(answered) < FACTS_NEEDED:
-        return False
-    own = " ".join([turn.prompt, *(s for a in turn.actions for s in _strings(a.input))]).lower()
-    return len({fact for fact in answered if fact.lower() not in own}) >= FACTS_NEEDED
+class Answer:
+    """A turn's answer as `repeats` reads it: its facts (of its first `FACT_SCAN` characters) and what the
+    turn brought itself (its prompt and its calls' inputs), worked out once for every entry it is held to."""
+
+    __slots__ = ("facts", "own")
+
+    def __init__(self, turn: Turn) -> None:
+        self.facts = facts(turn.result[:FACT_SCAN])
+        self.own = " ".join([turn.prompt, *(s for a in turn.actions for s in _strings(a.input))])[:OWN_SCAN].lower()
+
+    def repeats(self, entry_text: str) -> bool:
+        """Whether the answer repeats enough of the entry's facts that the turn did not bring itself."""
+        if len(self.facts) < FACTS_NEEDED:
+            return False
+        answered = facts(entry_text[:FACT_SCAN]) & self.facts
+        return len({fact for fact in answered if fact.lower() not in self.own}) >= FACTS_NEEDED
 
 
 def facts(text: str) -> set[str]:
