@@ -877,10 +877,14 @@ class _Pass:
         uses, self.uses = self.uses, []
         records = []
         texts: dict[str, ParsedEntry | None] = {}  # the given entries read for their facts, each once a pass
+        sessions: dict[tuple[str, str], dict[str, float]] = {}  # what each session was given, asked once
         try:
             with self.ledger.write():
                 for turn, refs in uses:
-                    given = self.ledger.given(turn.harness, turn.session_id)
+                    key = (turn.harness, turn.session_id)
+                    if key not in sessions:
+                        sessions[key] = self.ledger.given(*key)
+                    given = sessions[key]
                     if not given:
                         continue
                     opened = use.opened(refs, set(given))
