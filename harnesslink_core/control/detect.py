@@ -87,8 +87,24 @@ _CHANGE_WORDS = frozenset(_VERB[3:-1].split("|")) | {"replace", "replaced", "rep
 _TRIGGER_WORDS = sorted(set(_VERB[3:-1].split("|")) | {
     "replac", "swap", "switch", "mov", "migrat", "longer", "drop", "remove", "retire", "instead", "renam", "turn",
     "disabl"})
-_TRIGGER = re.compile(rf"(?=[{''.join(sorted({w[0] for w in _TRIGGER_WORDS}))}])\b(?:{'|'.join(_TRIGGER_WORDS)})",
+def _prefix_tree(words: list[str]) -> str:
+    """An alternation of words as a tree of their shared prefixes (`mov|mig` -> `m(?:ov|ig)`): the regex
+    engine tries alternatives one by one, so each position costs one test per first letter, not per word.
+    A word that starts with another is left out: the trigger matches a prefix, so the shorter finds it."""
+    heads: dict[str, list[str]] = {}
+    for word in sorted(w for w in words if not any(w != o and w.startswith(o) for o in words)):
+        heads.setdefault(word[0], []).append(word[1:])
+    return "|".join(head + (f"(?:{_prefix_tree(rests)})" if rests != [""] else "") for head, rests in heads.items())
+
+
+_TRIGGER = re.compile(rf"(?=[{''.join(sorted({w[0] for w in _TRIGGER_WORDS}))}])\b(?:{_prefix_tree(_TRIGGER_WORDS)})",
                       re.IGNORECASE)
+# A sentence without "replaced" cannot be "X is replaced by Y", the one pattern that starts at any word (its X
+# first): a search for the word spares trying it at each of them.
+_REPLACED = re.compile(r"replaced", re.IGNORECASE)
+# What every key of `_SETTING` holds: a `_` or `.` before a letter or digit, or a capital after a small letter.
+# A text with neither gives no setting; found in one scan for its rare first characters.
+_KEY_HINT = re.compile(r"[_.A-Z](?:(?<=[_.])[A-Za-z0-9]|(?<=[a-z][A-Z]))")
 _FILE_KEYS = ("file_path", "path", "notebook_path", "filePath", "file", "filename")
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add|Delete) File: (\S+)")
 
@@ -131,6 +147,8 @@ def changes(text: str) -> list[Change]:
         if sentence.rstrip().endswith("?") or not _TRIGGER.search(sentence):
             continue
         for kind, pattern in CHANGES:
+            if kind == "X is replaced by Y" and not _REPLACED.search(sentence):
+                continue
             for match in pattern.finditer(sentence):
                 if _HEDGE.search(sentence[:match.start() + 1]) or _HEDGE.search(match.group(0)[:12]):
                     continue
@@ -155,7 +173,10 @@ def settings(text: str, *, stated_only: bool = False) -> dict[str, dict[str, str
     """The settings a text gives a value (`_SETTING`): key -> value -> the sentence saying it, lower case.
     `stated_only`: leave out questions and the sentences that hedge or say a value stays."""
     found: dict[str, dict[str, str]] = {}
-    for sentence in _STATEMENT.split(text[:SCAN_CHARS]):
+    text = text[:SCAN_CHARS]
+    if not _KEY_HINT.search(text):
+        return found
+    for sentence in _STATEMENT.split(text):
         if stated_only and sentence.rstrip().endswith("?"):
             continue
         for match in _SETTING.finditer(sentence):

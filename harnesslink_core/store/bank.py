@@ -393,10 +393,10 @@ def sync_staged(paths: list[Path], meanwhile: Callable[[], None] | None = None) 
         return errors
     # one job per thread, not per file: a job's hand-off costs the threads more than an fsync does
     lanes = min(SYNC_THREADS, len(paths))
-    pending = [_pool().submit(_sync_each, paths[lane::lanes]) for lane in range(lanes)]
+    pending = _pool().start(_sync_each, [paths[lane::lanes] for lane in range(lanes)])
     if meanwhile is not None:
         meanwhile()
-    done = [job.result() for job in pending]
+    done = _Pool.results(pending)
     return [done[k % lanes][k // lanes] for k in range(len(paths))]
 
 
@@ -423,18 +423,60 @@ def fsync_dirs(folders: set[Path]) -> None:
         for folder in folders:
             fsync_dir(folder)
         return
-    list(_pool().map(fsync_dir, folders))
+    _Pool.results(_pool().start(fsync_dir, list(folders)))
 
 
-_POOL = None  # (pid, executor): one set of sync threads for all of a process's batches
+class _Pool:
+    """SYNC_THREADS threads that run the calls handed to them: what `concurrent.futures` would do here, without
+    the imports it brings (logging, traceback, ...: 4 ms of a backfill)."""
+
+    def __init__(self) -> None:
+        import threading
+        from queue import SimpleQueue
+
+        self.jobs: SimpleQueue = SimpleQueue()
+        for _ in range(SYNC_THREADS):
+            threading.Thread(target=self._work, name="harnesslink-sync", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            fn, arg, job = self.jobs.get()
+            try:
+                job[1] = fn(arg)
+            except BaseException as exc:  # noqa: BLE001 - raised in the thread that waits for it
+                job[2] = exc
+            job[0].release()
+
+    def start(self, fn: Callable, args: list) -> list[list]:
+        """`fn(arg)` of each arg, begun; `results` waits for them."""
+        import _thread
+
+        pending = []
+        for arg in args:
+            job = [_thread.allocate_lock(), None, None]  # (released when done, result, error)
+            job[0].acquire()
+            self.jobs.put((fn, arg, job))
+            pending.append(job)
+        return pending
+
+    @staticmethod
+    def results(pending: list[list]) -> list:
+        """Each job's result, in order, once all are done; the first error is raised."""
+        for done, _, _ in pending:
+            done.acquire()
+        for _, _, error in pending:
+            if error is not None:
+                raise error
+        return [result for _, result, _ in pending]
 
 
-def _pool():
+_POOL: tuple[int, _Pool] | None = None  # (pid, pool): one set of sync threads for all of a process's batches
+
+
+def _pool() -> _Pool:
     global _POOL
     if _POOL is None or _POOL[0] != os.getpid():  # a forked child has none of its parent's threads
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL = (os.getpid(), ThreadPoolExecutor(SYNC_THREADS, thread_name_prefix="harnesslink-sync"))
+        _POOL = (os.getpid(), _Pool())
     return _POOL[1]
 
 
