@@ -3,9 +3,9 @@
 A session opened an entry when one of its tool calls is our `memory_get` naming it (however the
 harness names the tool: the readers turn every spelling into `harnesslink.memory_get`), a file-reading
 tool given its path (Claude Code's `Read`, pi's `read`), or a shell command that reads it (`cat`,
-`sed -n`, `head` … of the file). Only entries the prompt hook gave that very session count; a turn's
-calls are looked at once, when the pass settles it, and each (session, entry) is recorded once
-(`ledger.note_opened`).
+`sed -n`, `head` … of the file). Only entries that very session was given count (by the prompt hook, or
+listed in its brief); a turn's calls are looked at once, when the pass settles it, and each (session,
+entry) is recorded once (`ledger.note_opened`).
 
 Repeating an entry's distinctive facts is use too (SPEC §11): an answer that holds at least
 `FACTS_NEEDED` of the entry's facts (`facts`: tokens shaped like names and values, `pool_size`,
@@ -15,6 +15,8 @@ the same session, or one given only after the turn ended, never counts this way.
 """
 
 from __future__ import annotations
+
+from ..store.history import names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,13 +112,9 @@ def _fact_shaped(token: str) -> bool:
 
 
 def _names(how: str, text: str, entry: str) -> bool:
-    name = entry.rsplit("/", 1)[-1]
-    if how != "memory_get":
-        return entry in text or ("/" + name) in text  # the path, absolute or from the memories folder
-    wanted = text.replace("\\", "/").rstrip("/")
-    # memory_get takes an id, a file name, a time id or a path inside the memory folder
-    return (wanted == entry or wanted.endswith("/" + entry) or wanted == name or wanted + ".md" == name
-            or name.startswith(wanted + "--"))
+    if how == "memory_get":  # an id, a file name, a time id or a path inside the memory folder
+        return names(entry, text.replace("\\", "/"))
+    return entry in text or ("/" + entry.rsplit("/", 1)[-1]) in text  # absolute, or from the memories folder
 
 
 def _reads(command: str) -> bool:
