@@ -876,20 +876,26 @@ class _Pass:
 
         uses, self.uses = self.uses, []
         records = []
-        texts: dict[str, ParsedEntry | None] = {}  # the given entries read for their facts, each once a pass
-        sessions: dict[tuple[str, str], dict[str, float]] = {}  # what each session was given, asked once
+        texts: dict[str, ParsedEntry | None] = {}  # the given entries read for their facts, once a batch
+        sessions: dict[tuple[str, str], dict[str, float]] = {}  # what each session was given, asked once a batch
+        found: list[tuple[Turn, dict[str, str]]] = []
         try:
+            for turn, refs in uses:
+                key = (turn.harness, turn.session_id)
+                if key not in sessions:
+                    sessions[key] = self.ledger.given(*key)
+                given = sessions[key]
+                if not given:
+                    continue
+                opened = use.opened(refs, set(given))
+                if turn.result:
+                    opened.update(self._repeated(turn, given, opened, texts))
+                if opened:
+                    found.append((turn, opened))
+            if not found:
+                return  # the ledger's write lock only for what there is to note
             with self.ledger.write():
-                for turn, refs in uses:
-                    key = (turn.harness, turn.session_id)
-                    if key not in sessions:
-                        sessions[key] = self.ledger.given(*key)
-                    given = sessions[key]
-                    if not given:
-                        continue
-                    opened = use.opened(refs, set(given))
-                    if turn.result:
-                        opened.update(self._repeated(turn, given, opened, texts))
+                for turn, opened in found:
                     for entry in self.ledger.note_opened(turn.harness, turn.session_id, sorted(opened), turn.ended):
                         records.append(history.event("opened", f"autobank:{turn.harness}", entry=entry,
                                                      session=turn.session_id, detail=opened[entry],
