@@ -59,12 +59,14 @@ def test_reservations(locs) -> None:
     led.close()
 
 
-def test_injected_ids_are_remembered_per_session(locs) -> None:
+def test_what_a_session_was_given_is_remembered_per_session(locs) -> None:
     led = open_ledger(locs)
     led.remember_injected("codex", "s1", ["a", "b"])
     led.remember_injected("codex", "s1", ["b", "c"])
-    assert led.injected_ids("codex", "s1") == {"a", "b", "c"}
-    assert led.injected_ids("codex", "s2") == set()
+    assert set(led.given("codex", "s1")) == {"a", "b", "c"}
+    assert set(led.given("codex", "s2")) == set()
+    led.remember_injected("codex", "s2", ["d"], in_brief=True)  # listed in its brief: given too
+    assert set(led.given("codex", "s2")) == {"d"}
     led.close()
 
 

@@ -387,12 +387,6 @@ class Ledger:
         return row[0] if row else None
 
     # -- injected memory -----------------------------------------------
-    def injected_ids(self, harness: str, session_id: str) -> set[str]:
-        rows = self.db.execute(
-            "SELECT entry_id FROM injected WHERE harness=? AND session_id=?", (harness, session_id)
-        )
-        return {row[0] for row in rows}
-
     def given(self, harness: str, session_id: str) -> dict[str, float]:
         """Every entry the session was given, by the prompt hook or in its brief, with when it first was."""
         rows = self.db.execute(
