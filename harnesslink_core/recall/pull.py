@@ -104,8 +104,8 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
     missing = [doc_id for doc_id, _ in near if doc_id not in by_id]
     for hit in hits_of(conn, missing, scope, exclude_paths=excluded, known_at=known_at):
         by_id[hit.doc_id] = hit
-    for doc_id in fused:
-        if doc_id in by_id and use:
+    if use:
+        for doc_id in fused.keys() & by_id.keys():
             factor, reason = use_prior(*use.get(by_id[doc_id].path, (0, 0)))
             if reason:
                 fused[doc_id] *= factor
