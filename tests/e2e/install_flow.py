@@ -76,20 +76,21 @@ class Flow:
     def framed_blocks(self, since: int) -> Iterator[tuple[str, str]]:
         """(kind, block) for every memory block we framed in the model requests from request `since` on."""
         for request in self.sandbox.server.model_requests()[since:]:
-            for text in _strings(request.body):
+            for text in strings_in(request.body):
                 for found in FRAMED.finditer(text):
                     yield found.group(1), found.group(0)
 
 
-def _strings(value: Any) -> Iterator[str]:
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in a JSON value (a request body), depth first."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from strings_in(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from strings_in(item)
 
 
 def user_hooks_ran(flow: Flow) -> set[str]:

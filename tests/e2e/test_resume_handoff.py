@@ -18,7 +18,7 @@ import pytest
 
 from . import clis
 from .harnesses import DRIVERS, ClaudeCode, Driver, Run, Sandbox, _run
-from .install_flow import Flow
+from .install_flow import Flow, strings_in
 from .marks import SLOW_E2E
 
 pytestmark = SLOW_E2E
@@ -83,22 +83,12 @@ def _source_session(sandbox: Sandbox, harness: str) -> str:
 def _first_request_after(sandbox: Sandbox, since: int) -> list[str]:
     requests = sandbox.server.model_requests()[since:]
     assert requests, "the CLI sent no request"
-    return _strings(requests[0].body)
+    return list(strings_in(requests[0].body))
 
 
 def _handoff_blocks(sandbox: Sandbox, since: int) -> list[str]:
-    return [text for request in sandbox.server.model_requests()[since:] for text in _strings(request.body)
+    return [text for request in sandbox.server.model_requests()[since:] for text in strings_in(request.body)
             if 'kind="handoff"' in text]
-
-
-def _strings(value) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def _hand_over(sandbox: Sandbox, source: str, target: str, todo_marks: list[str]) -> None:
