@@ -4,6 +4,7 @@ and with no use recorded the ranking is what the words and meaning make it."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -101,9 +102,15 @@ def test_the_prior_is_bounded(given, opened, factor):
     assert pull.use_prior(given, opened)[0] == pytest.approx(factor)
 
 
-def test_no_ledger_no_prior(tmp_path):
+def test_no_ledger_no_prior(tmp_path, monkeypatch, capsys):
+    """A bank with no ledger yet (pulled onto a new machine): the pull answers, with no use in its reasons."""
     from harnesslink_core.paths import locations
 
-    locs = locations({"HOME": str(tmp_path), "HARNESSLINK_HOME": str(tmp_path / "agent")})
+    monkeypatch.setenv("HARNESSLINK_HOME", str(tmp_path / "agent"))
+    locs = locations()
+    write_entry(locs, SHOP, title="Rotate the staging deploy key", result="Rotated in vault; the runner has it.")
     assert not os.path.exists(locs.ledger_path) and use_counts(locs) == {}
-    assert main(["recall", QUERY, "--cwd", SHOP]) in (0, 1)
+    assert main(["recall", QUERY, "--cwd", SHOP, "--json"]) == 0
+    [match] = json.loads(capsys.readouterr().out)["matches"]
+    assert match["title"] == "Rotate the staging deploy key" and "opened" not in match["why"]
+    assert not os.path.exists(locs.ledger_path)
