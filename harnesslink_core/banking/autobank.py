@@ -18,6 +18,7 @@ dataclasses or typing: the stop hook's whole process costs a small multiple of a
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from .. import clock, config, log, wirejson
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from ..store.bank import Entry
     from ..store.entries import Entry as ParsedEntry
     from ..store.ledger import FileRecord, Ledger
+    from .readahead import ReadAhead
 
 DEFAULT_BUDGET = 8 * 1024 * 1024  # bytes of new transcript per harness per pass
 # A drain's passes (backfill) take more each: every pass ends with each touched project's state files,
@@ -54,6 +56,8 @@ STOP_RETRY_DELAY = 0.1
 COMMIT_WAIT = 10.0  # a pass that has read a batch waits this long to take the lock again and write it
 DETECT_PENDING_MAX = 2000  # entries a hook's passes leave for the next detecting pass (the newest kept)
 BATCH_TURNS = 256  # entries written (and synced together) under one hold of the lock (~0.2 s for 256)
+READ_HERE = 0.25  # of a read-ahead's bytes, read by the pass itself while the child starts (`_head`)
+MAKE_INDEX = "make index"  # the read-ahead's last job when there is no index yet (`_make_index`)
 LOCK_POLL = 0.05
 DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
 CWD_PEEK_BYTES = 256 * 1024  # how far into a transcript we look for its cwd before reading it
@@ -343,6 +347,16 @@ class _FileWork:
         self.session_id, self.still_open, self.prepared, self.long_line = session_id, still_open, prepared, long_line
 
 
+class _Plan:
+    """A harness's transcripts this pass reads: (path, stat, ledger record) of each, oldest first."""
+
+    __slots__ = ("name", "harness", "window", "todo")
+
+    def __init__(self, name: str, harness: Harness | None, window: float,
+                 todo: list[tuple[str, os.stat_result, FileRecord | None]]) -> None:
+        self.name, self.harness, self.window, self.todo = name, harness, window, todo
+
+
 class _Held:
     """The lock of a pass whose caller holds it already."""
 
@@ -383,6 +397,7 @@ class _Pass:
         self.history: list[dict[str, str]] = []  # records for history.jsonl, appended once per commit
         self.remembering = False  # whether this pass turned `redact.remember` on
         self.parsed: dict[str, tuple[int, ParsedEntry, tuple[str, str, str] | None]] | None = None  # _placed_entries
+        self.ahead: ReadAhead | None = None  # the child reading this pass's new transcripts (`readahead.py`)
 
     def _unlocked(self) -> None:
         """Slow work ahead (reading a transcript, rendering its entries): others may write meanwhile."""
@@ -414,19 +429,39 @@ class _Pass:
 
     def _run(self, enabled: list[str], paths: list[Path] | None, stop: StopSignal | None) -> PassReport:
         try:
+            plans = []
             for name in enabled:
                 try:
-                    self._harness(name, paths, stop)
-                except _LockLost:
-                    raise
+                    plan = self._plan(name, paths, stop)
+                    if plan is not None:
+                        plans.append(plan)
                 except Exception as exc:  # noqa: BLE001 - one harness's fault must not stop the others
                     self._error(f"{name}: pass failed: {exc!r}", name, None, exc)
+            self.ahead = self._read_ahead(plans)
+            try:
+                for plan in plans:
+                    try:
+                        self._harness(plan, stop)
+                    except _LockLost:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - one harness's fault must not stop the others
+                        self._error(f"{plan.name}: pass failed: {exc!r}", plan.name, None, exc)
+                if self.ahead is not None:
+                    self.ahead.take(MAKE_INDEX)  # the refresh below would make it again while the child does
+            finally:
+                if self.ahead is not None:
+                    self.ahead.close()
+                    self.ahead = None
             self._locked()
             self._finish_projects()
             self._propose_supersessions()
         except _LockLost:
             self.report.locked = True
             return self.report
+        finally:
+            bank = sys.modules.get("harnesslink_core.store.bank")
+            if bank is not None:
+                bank.stop_syncing()
         if paths is None:
             background.mark_pass(self.locs)
             from ..store import identity
@@ -455,7 +490,8 @@ class _Pass:
                 self.ledger.set_harness(name, enabled=True, window_start=max(row.window_start, self.now - FIRST_WINDOW))
 
     # -- one harness -----------------------------------------------------
-    def _harness(self, name: str, paths: list[Path] | None, stop: StopSignal | None) -> None:
+    def _plan(self, name: str, paths: list[Path] | None, stop: StopSignal | None) -> _Plan | None:
+        """What this pass reads of a harness's transcripts: those that changed, oldest first (None: no reader)."""
         harness: Harness | None = None
         row = self.ledger.harness_row(name)
         if row is None:
@@ -467,7 +503,7 @@ class _Pass:
             try:
                 harness = registry.get(name)
             except ImportError:
-                return
+                return None
             records = self.ledger.files(name)
             # plain strings: building 10,000 Path objects would cost more than the rest of a no-op pass
             found = [os.fspath(f) for f in harness.iter_transcripts(self.locs)]
@@ -488,17 +524,46 @@ class _Pass:
             if self._needs_read(path, st, rec, window, name, stop):
                 todo.append((st.st_mtime, path, st, rec))
         todo.sort(key=lambda item: item[0])
+        if todo and harness is None:
+            try:
+                harness = registry.get(name)  # only now: a pass with nothing to read imports no reader
+            except ImportError:
+                todo = []
+        return _Plan(name, harness, window, [(path, st, rec) for _, path, st, rec in todo])
+
+    def _read_ahead(self, plans: list[_Plan]) -> ReadAhead | None:
+        """A child that reads the transcripts never read before (`readahead.py`) of each harness whose
+        transcripts all fit its byte budget: its reads are then the same as this process's would be."""
+        jobs = []
+        for plan in plans:
+            if plan.harness is not None and sum(st.st_size for _, st, _ in plan.todo) <= self.budget:
+                jobs += [(path, lambda h=plan.harness, p=path, w=plan.window: self._read_fresh(h, p, w))
+                         for path, _, rec in plan.todo if rec is None]
+        if len(jobs) < 2:
+            return None
+        from .readahead import ReadAhead
+
+        jobs = jobs[_head(plans, jobs):]
+        if not self.locs.index_file.exists():  # made by the child once it has read, while this writes
+            jobs.append((MAKE_INDEX, self._make_index))
+        return ReadAhead.start(jobs)
+
+    def _make_index(self) -> bool:
+        """In the read-ahead's child: the search index made (its schema and vocabulary, ~20 ms), so that the
+        pass's final refresh finds it made. Another process's: the child holds none of the pass's handles."""
+        from ..recall import index
+
+        index.connect(self.locs).close()
+        return True
+
+    def _harness(self, plan: _Plan, stop: StopSignal | None) -> None:
+        name, harness, window = plan.name, plan.harness, plan.window
         remaining = self.budget
         batch: list[_FileWork] = []
-        for _, path, st, rec in todo:
+        for path, st, rec in plan.todo:
             if remaining <= 0:
                 self.report.backlog += 1
                 continue
-            if harness is None:
-                try:
-                    harness = registry.get(name)  # only now: a pass with nothing to read imports no reader
-                except ImportError:
-                    return
             self._remember_redactions()
             self._unlocked()
             try:
@@ -567,14 +632,21 @@ class _Pass:
         kept_out_until = rec.read_end if rec and (rec.excluded or "").startswith(KEPT_OUT) else None
         start, carry = self._start(path, st, rec)
         long_line = carry.pop(LONG_LINE, None)
-        reading, long_line = self._read(name, harness, path, start, carry, budget, long_line)
+        ahead = self.ahead.take(os.fspath(path)) if self.ahead is not None and rec is None else None
+        if ahead is not None:
+            reading, memo, made = ahead
+            long_line = self._took(name, path, start, reading, memo)
+            rendered = {id(turn): each for turn, each in zip(reading.turns, made) if each is not None}
+        else:
+            reading, long_line = self._read(name, harness, path, start, carry, budget, long_line)
+            rendered = {}
         session = reading.session
         session_id = session.session_id if session else (rec.session_id if rec else None)
         still_open: list[tuple[int, float]] = []
         prepared: list[tuple[str, Turn, Entry | None]] = []
         if reading.excluded is None:
             settled, still_open = self._verdicts(name, reading, st.st_mtime, session_id, kept_out_until, stop)
-            prepared = self._prepare(settled, window, session.cwd if session else "")
+            prepared = self._prepare(settled, window, session.cwd if session else "", rendered)
         if session is not None and reading.states and kept_out_until is None:
             self._note_states(session.harness, session.session_id, session.cwd, reading.states)
         work = _FileWork(name, path, st, rec, reading, start, session_id, still_open, prepared, long_line)
@@ -586,14 +658,43 @@ class _Pass:
 
         with base.remembering_long_line(path, long_line) as memo:
             reading = harness.read(path, start, carry, budget)
+        return reading, self._took(name, path, start, reading, memo.value)
+
+    def _took(self, name: str, path: Path, start: int, reading: Reading, long_line: list[int] | None
+              ) -> list[int] | None:
+        """Count what a read found; the partial line past the cap that the next read will reach again (it
+        starts after where this one ended)."""
         self.report.bytes_read += max(0, reading.end - start)
         if not reading.at_eof:
             self.report.backlog += 1
         if reading.bad_lines:
             self._error(f"{path}: {reading.bad_lines} unreadable lines skipped", name, str(path))
-        # a partial line past the cap that the next read will reach again (it starts after where this one ended)
-        kept = memo.value if memo.value and memo.value[0] >= reading.end else None
-        return reading, kept
+        return long_line if long_line and long_line[0] >= reading.end else None
+
+    def _read_fresh(self, harness: Harness, path: str, window: float
+                    ) -> tuple[Reading, list[int] | None, list[tuple[Entry, str] | None]] | None:
+        """In the read-ahead's child: a transcript never read before, whole, and for each turn `_prepare` may
+        bank, its entry and its checkpoint's note as `_prepare` would make them (from the same reading:
+        `_read_ahead`)."""
+        from ..harnesses import base
+        from ..store import bank
+
+        if self._kept_out(_peek_cwd(_as_path(path))):
+            return None  # not read past its cwd, here as by the pass (`_skip_kept_out`)
+        self._remember_redactions()
+        with base.remembering_long_line(_as_path(path), None) as memo:
+            reading = harness.read(_as_path(path), 0, {}, self.budget)
+        made: list[tuple[Entry, str] | None] = []
+        fallback_cwd = reading.session.cwd if reading.session else ""
+        for turn in reading.turns:
+            if reading.excluded is not None or turn.ended < window:
+                made.append(None)
+                continue
+            cwd = turn.cwd
+            turn.cwd = cwd or fallback_cwd
+            made.append((bank.render(turn), _note(turn)))
+            turn.cwd = cwd
+        return reading, memo.value, made
 
     def _verdicts(self, name: str, reading: Reading, mtime: float, session_id: str | None,
                   kept_out_until: int | None, stop: StopSignal | None,
@@ -678,10 +779,11 @@ class _Pass:
         return rec.resume, rec.carry()
 
     # -- settled turns ---------------------------------------------------
-    def _prepare(self, settled: list[tuple[Turn, str]], window: float,
-                 fallback_cwd: str) -> list[tuple[str, Turn, Entry | None]]:
-        """What becomes of each finished turn, decided (and its entry rendered) without the lock:
-        ("excluded" | "drop" | "skipped" | "bank", turn, entry)."""
+    def _prepare(self, settled: list[tuple[Turn, str]], window: float, fallback_cwd: str,
+                 rendered: dict[int, tuple[Entry, str]] | None = None) -> list[tuple[str, Turn, Entry | None]]:
+        """What becomes of each finished turn, decided (and its entry rendered, unless the read-ahead did:
+        `rendered`, (entry, note) by id of the turn) without the lock: ("excluded" | "drop" | "skipped" |
+        "bank", turn, entry)."""
         from ..harnesses.base import is_our_action
         from ..store import bank
         from . import use
@@ -701,14 +803,15 @@ class _Pass:
                 self._older(turn.ended)
                 continue  # before the backfill window: not ours to bank (a wider backfill reads it again)
             turn.cwd = turn.cwd or fallback_cwd
-            self._checkpoint(turn, turn.cwd)
+            made = rendered.get(id(turn)) if rendered else None
+            self._checkpoint(turn, turn.cwd, made[1] if made else None)
             # our own memory tools are not work: a turn that only looked memory up (or recorded a
             # learning, banked already as its own entry) is skipped like one with no tool call
             worked = any(not is_our_action(a.tool) for a in turn.actions)
             if not worked and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
                 prepared.append(("skipped", turn, None))
                 continue
-            prepared.append(("bank", turn, bank.render(turn)))
+            prepared.append(("bank", turn, made[0] if made else bank.render(turn)))
         return prepared
 
     def _settle(self, settled: list[tuple[Turn, str]], window: float, fallback_cwd: str) -> list[Turn]:
@@ -966,11 +1069,10 @@ class _Pass:
                                               session=turn.session_id))
         return True
 
-    def _checkpoint(self, turn: Turn, cwd: str) -> None:
+    def _checkpoint(self, turn: Turn, cwd: str, note: str | None = None) -> None:
         from ..model import StateUpdate
-        from ..store import bank
 
-        update = StateUpdate(at=turn.ended, kind="turn", note=bank.make_title(redact(turn.title or turn.prompt)))
+        update = StateUpdate(at=turn.ended, kind="turn", note=_note(turn) if note is None else note)
         self._note_states(turn.harness, turn.session_id, cwd, [update])
 
     def _note_states(self, harness: str, session_id: str, cwd: str, updates: list[StateUpdate]) -> None:
@@ -1168,6 +1270,26 @@ class _Pass:
             self.report.failure = describe(failure, self.locs)
         log.error(self.locs, message, exc)
         self.ledger.error(message, harness, path)
+
+
+def _head(plans: list[_Plan], jobs: list[tuple[str, Callable[[], object]]]) -> int:
+    """How many of the read-ahead's jobs this process does itself, first, while the child starts on the rest
+    (`READ_HERE` of their bytes): it would otherwise wait for the child's first transcripts."""
+    sizes = {path: st.st_size for plan in plans for path, st, _ in plan.todo}
+    total = sum(sizes[path] for path, _ in jobs)
+    done = 0
+    for k, (path, _) in enumerate(jobs):
+        if done >= READ_HERE * total:
+            return k
+        done += sizes[path]
+    return len(jobs)
+
+
+def _note(turn: Turn) -> str:
+    """A settled turn's line in its session's state (`state.py`): its title, redacted before it is cut."""
+    from ..store import bank
+
+    return bank.make_title(redact(turn.title or turn.prompt))
 
 
 def redact(text: str) -> str:

@@ -435,12 +435,17 @@ class _Pool:
         from queue import SimpleQueue
 
         self.jobs: SimpleQueue = SimpleQueue()
-        for _ in range(SYNC_THREADS):
-            threading.Thread(target=self._work, name="harnesslink-sync", daemon=True).start()
+        self.threads = [threading.Thread(target=self._work, name="harnesslink-sync", daemon=True)
+                        for _ in range(SYNC_THREADS)]
+        for thread in self.threads:
+            thread.start()
 
     def _work(self) -> None:
         while True:
-            fn, arg, job = self.jobs.get()
+            item = self.jobs.get()
+            if item is None:
+                return
+            fn, arg, job = item
             try:
                 job[1] = fn(arg)
             except BaseException as exc:  # noqa: BLE001 - raised in the thread that waits for it
@@ -459,6 +464,12 @@ class _Pool:
             pending.append(job)
         return pending
 
+    def stop(self) -> None:
+        for _ in self.threads:
+            self.jobs.put(None)
+        for thread in self.threads:
+            thread.join()
+
     @staticmethod
     def results(pending: list[list]) -> list:
         """Each job's result, in order, once all are done; the first error is raised."""
@@ -471,6 +482,15 @@ class _Pool:
 
 
 _POOL: tuple[int, _Pool] | None = None  # (pid, pool): one set of sync threads for all of a process's batches
+
+
+def stop_syncing() -> None:
+    """The sync threads let go (at a pass's end): the next pass may fork its read-ahead only while no other
+    thread runs (`banking/readahead.py`)."""
+    global _POOL
+    if _POOL is not None and _POOL[0] == os.getpid():
+        _POOL[1].stop()
+    _POOL = None
 
 
 def _pool() -> _Pool:
