@@ -56,7 +56,7 @@ STOP_RETRY_DELAY = 0.1
 COMMIT_WAIT = 10.0  # a pass that has read a batch waits this long to take the lock again and write it
 DETECT_PENDING_MAX = 2000  # entries a hook's passes leave for the next detecting pass (the newest kept)
 BATCH_TURNS = 256  # entries written (and synced together) under one hold of the lock (~0.2 s for 256)
-READ_HERE = 0.25  # of a read-ahead's bytes, read by the pass itself while the child starts (`_head`)
+READ_HERE = 0.4  # of a read-ahead's bytes, read by the pass itself while the child starts (`_head`)
 MAKE_INDEX = "make index"  # the read-ahead's last job when there is no index yet (`_make_index`)
 LOCK_POLL = 0.05
 DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
@@ -672,10 +672,10 @@ class _Pass:
         return long_line if long_line and long_line[0] >= reading.end else None
 
     def _read_fresh(self, harness: Harness, path: str, window: float
-                    ) -> tuple[Reading, list[int] | None, list[tuple[Entry, str] | None]] | None:
+                    ) -> tuple[Reading, list[int] | None, list[tuple[Entry, str, tuple | None] | None]] | None:
         """In the read-ahead's child: a transcript never read before, whole, and for each turn `_prepare` may
-        bank, its entry and its checkpoint's note as `_prepare` would make them (from the same reading:
-        `_read_ahead`)."""
+        bank, its entry, its checkpoint's note and its index columns, as the pass would make them (from the
+        same reading: `_read_ahead`)."""
         from ..harnesses import base
         from ..store import bank
 
@@ -684,7 +684,7 @@ class _Pass:
         self._remember_redactions()
         with base.remembering_long_line(_as_path(path), None) as memo:
             reading = harness.read(_as_path(path), 0, {}, self.budget)
-        made: list[tuple[Entry, str] | None] = []
+        made: list[tuple[Entry, str, tuple | None] | None] = []
         fallback_cwd = reading.session.cwd if reading.session else ""
         for turn in reading.turns:
             if reading.excluded is not None or turn.ended < window:
@@ -692,7 +692,8 @@ class _Pass:
                 continue
             cwd = turn.cwd
             turn.cwd = cwd or fallback_cwd
-            made.append((bank.render(turn), _note(turn)))
+            entry = bank.render(turn)
+            made.append((entry, _note(turn), _columns(entry, self.detect)))
             turn.cwd = cwd
         return reading, memo.value, made
 
@@ -780,10 +781,11 @@ class _Pass:
 
     # -- settled turns ---------------------------------------------------
     def _prepare(self, settled: list[tuple[Turn, str]], window: float, fallback_cwd: str,
-                 rendered: dict[int, tuple[Entry, str]] | None = None) -> list[tuple[str, Turn, Entry | None]]:
+                 rendered: dict[int, tuple[Entry, str, tuple | None]] | None = None
+                 ) -> list[tuple[str, Turn, Entry | None]]:
         """What becomes of each finished turn, decided (and its entry rendered, unless the read-ahead did:
-        `rendered`, (entry, note) by id of the turn) without the lock: ("excluded" | "drop" | "skipped" |
-        "bank", turn, entry)."""
+        `rendered`, (entry, note, columns) by id of the turn) without the lock: ("excluded" | "drop" |
+        "skipped" | "bank", turn, entry)."""
         from ..harnesses.base import is_our_action
         from ..store import bank
         from . import use
@@ -811,6 +813,8 @@ class _Pass:
             if not worked and len(turn.result.strip()) < SKIP_RESULT_CHARS and not turn.always_bank:
                 prepared.append(("skipped", turn, None))
                 continue
+            if made and made[2] is not None:
+                self.computed[id(made[0])] = (made[0], *made[2])
             prepared.append(("bank", turn, made[0] if made else bank.render(turn)))
         return prepared
 
@@ -931,23 +935,11 @@ class _Pass:
         """What the index and the detector compute from entries being written (`index.computed_columns`,
         `detect.worth_a_look`), made while their files sync: the CPU's work overlaps the disk's, and
         `_refresh_index` and `_propose_supersessions` have them ready."""
-        try:
-            from ..recall import index
-        except ImportError:
-            return
-        worth_a_look = None
-        if self.detect:
-            from ..control.detect import worth_a_look
         for entry in new:
-            if entry.meta is None or entry.sections is None:
-                continue  # its text is parsed at refresh: what it reads as is not known here
-            inputs = (str(entry.meta["title"]), entry.sections["prompt"], entry.sections["actions"],
-                      entry.sections["result"])
-            try:
-                stated = worth_a_look(inputs[0], inputs[1], inputs[3]) if worth_a_look else None
-                self.computed[id(entry)] = (entry, inputs, index.computed_columns(*inputs), stated)
-            except Exception:  # noqa: BLE001 - the refresh computes them again
-                continue
+            if id(entry) not in self.computed:  # the read-ahead's child may have made them
+                made = _columns(entry, self.detect)
+                if made is not None:
+                    self.computed[id(entry)] = (entry, *made)
 
     def _write_failed(self, turn: Turn, exc: OSError) -> None:
         # a full disk or a read-only tree: the reservation lapses and the next pass retries
@@ -1283,6 +1275,28 @@ def _head(plans: list[_Plan], jobs: list[tuple[str, Callable[[], object]]]) -> i
             return k
         done += sizes[path]
     return len(jobs)
+
+
+def _columns(entry: Entry, detect: bool) -> tuple[tuple[str, str, str, str], tuple[str, str, str], bool | None] | None:
+    """What `_compute_columns` keeps of an entry: the texts the index reads, their `index.computed_columns`,
+    and `detect.worth_a_look` (with `detect`); None when they are not known before the refresh parses it."""
+    if entry.meta is None or entry.sections is None:
+        return None  # its text is parsed at refresh: what it reads as is not known here
+    try:
+        from ..recall import index
+    except ImportError:
+        return None
+    inputs = (str(entry.meta["title"]), entry.sections["prompt"], entry.sections["actions"], entry.sections["result"])
+    try:
+        if detect:
+            from ..control.detect import worth_a_look
+
+            stated = worth_a_look(inputs[0], inputs[1], inputs[3])
+        else:
+            stated = None
+        return inputs, index.computed_columns(*inputs), stated
+    except Exception:  # noqa: BLE001 - the refresh computes them again
+        return None
 
 
 def _note(turn: Turn) -> str:
