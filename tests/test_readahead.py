@@ -173,16 +173,16 @@ go = os.path.join(folder, "go")
 def slow_job():
     while not os.path.exists(go):
         time.sleep(0.01)
-    return sorted(int(n) for n in os.listdir("/proc/self/fd"))
+    return sorted(int(n) for n in os.listdir("/proc/self/fd")), [os.readlink(f"/proc/self/fd/{n}") for n in (0, 1, 2)]
 
 ahead = readahead.ReadAhead.start([(f"job{n}", slow_job) for n in range(readahead.MIN_JOBS)])
 os.close(fd)  # the parent lets go of the lock while its child is still alive
 probe = "import fcntl, os, sys; fcntl.flock(os.open(sys.argv[1], os.O_RDWR), fcntl.LOCK_EX | fcntl.LOCK_NB)"
 free = subprocess.run([sys.executable, "-c", probe, os.path.join(folder, "autobank.lock")]).returncode == 0
 open(go, "w").close()
-fds = ahead.take("job0")
+fds, streams = ahead.take("job0")
 ahead.close()
-print(json.dumps({"free": free, "fds": fds}))
+print(json.dumps({"free": free, "fds": fds, "streams": streams}))
 """
 
 
@@ -190,6 +190,7 @@ def test_the_child_holds_no_lock_and_no_database_of_its_parent(tmp_path: Path) -
     out = run(CHILD_HOLDS, str(tmp_path), home=tmp_path)
     assert out["free"]  # another process took the lock the parent let go, while the child lived
     assert out["fds"][:3] == [0, 1, 2] and len(out["fds"]) <= 5  # and its pipe (and the listing's own)
+    assert out["streams"] == [os.devnull] * 3  # not the stdout a hook's harness waits to see closed
 
 
 THREADS = r"""

@@ -8,7 +8,8 @@ does the rest itself, as before. On two cores the reading overlaps the writing.
 The child reads transcripts and, when there is no search index yet, makes an empty one after them (its
 schema and vocabulary: what the pass's final refresh would otherwise make while the child sits idle). It
 never touches the ledger, the bank or the lock, nor any database handle of its parent's: it closes every
-descriptor it was born with but its end of the pipe. A job that fails in the child, or a child that dies,
+descriptor it was born with but its end of the pipe, and its standard streams go to /dev/null (a hook's
+harness waits for the hook's stdout to close). A job that fails in the child, or a child that dies,
 is killed or is not started, costs only the time of doing that job here. Forked only on Linux (fork
 without exec is not safe with macOS's system libraries; Windows has no fork) and only while this process
 runs no other thread (a child would inherit locks those threads hold).
@@ -140,6 +141,10 @@ def _child(jobs: list[tuple[str, Callable[[], object]]], read_end: int, write_en
         os.close(read_end)
         os.closerange(3, write_end)  # the lock, the ledger, the index, logs: none of them are the child's
         os.closerange(write_end + 1, os.sysconf("SC_OPEN_MAX"))
+        nothing = os.open(os.devnull, os.O_RDWR)  # nor a hook's stdin and stdout, which its harness waits on
+        for fd in (0, 1, 2):
+            os.dup2(nothing, fd)
+        os.close(nothing)
         for key, job in jobs:
             if os.getppid() != parent:  # the pass is gone
                 break
