@@ -12,6 +12,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import frontmatter
 import pytest
 
 from harnesslink_core.banking import autobank, readahead
+from harnesslink_core.store.ledger import RESERVATION_TTL, open_ledger
 from tests.claude_builder import ClaudeSession
 from tests.test_all_harnesses import install_generated
 
@@ -29,6 +31,7 @@ LONG = "Changed the handler and explained why, with the test that shows it. " * 
 BACKFILL = r"""
 import json, os, signal, sys, threading
 from harnesslink_core.banking import autobank, readahead
+from harnesslink_core.store.ledger import RESERVATION_TTL, open_ledger
 from harnesslink_core.paths import locations
 
 mode, parent, done, taken = sys.argv[1], os.getpid(), [0], []
@@ -217,3 +220,40 @@ def test_a_child_only_while_no_other_thread_runs_and_for_enough_jobs(tmp_path: P
     assert out["with_thread"] and out["few"]
     last = readahead.MIN_JOBS - 1
     assert out["got"] == [9, None, None, last * last]  # job0..job2 passed over, dropped on the way
+
+
+DRAIN = r"""
+from harnesslink_core.banking import autobank
+from harnesslink_core.paths import locations
+autobank.drain(locations(), wait=5)
+"""
+
+
+def test_backfills_killed_and_racing_while_their_children_read_bank_each_turn_once(locs, isolated_home) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESSLINK")}
+    env.update(HOME=str(isolated_home), PYTHONPATH=str(ROOT))
+    total = 0
+    for round_, delay in enumerate((0.06, 0.09, 0.12, 0.15, 0.05, 0.2, 0.08, 0.11)):  # killed at another point
+        for n in range(12):  # new transcripts each round: each backfill has a child reading them
+            s = ClaudeSession(isolated_home, cwd=f"/work/race{n % 2}")
+            for k in range(4):
+                s.turn(f"round {round_} session {n} turn {k}: tidy the importer", LONG * 3,
+                       tools=[("Bash", {"command": f"make t{k}"})])
+                total += 1
+            s.flush()
+        doomed = subprocess.Popen([sys.executable, "-c", DRAIN], env=env, cwd=ROOT)
+        racer = subprocess.Popen([sys.executable, "-c", DRAIN], env=env, cwd=ROOT)
+        time.sleep(delay)
+        doomed.kill()
+        doomed.wait()
+        assert racer.wait(timeout=120) == 0
+    later = time.time() + RESERVATION_TTL + 1  # what a killed pass reserved is taken over after ten minutes
+    for _ in range(3):
+        autobank.run_pass(locs, now=later, budget=autobank.DRAIN_BUDGET)
+    keys = keys_on_disk(locs)
+    assert sum(keys.values()) == total and max(keys.values()) == 1
+    ledger = open_ledger(locs)
+    try:
+        assert ledger.counts("claude-code") == {"banked": total}
+    finally:
+        ledger.close()
