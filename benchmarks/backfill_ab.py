@@ -18,13 +18,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks import corpus  # noqa: E402
+from benchmarks.installed import worktree  # noqa: E402
 
 CHILD = r"""
 import json, os, sys, time
@@ -56,34 +56,33 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=12)
     parser.add_argument("--turns", type=int, default=1000)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="backfill-ab-"))
-    base = work / "base"
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(base), args.rev], check=True,
-                   capture_output=True)
-    try:
-        source = work / "corpus" / "home"
-        source.mkdir(parents=True)
-        corpus.generate(source, args.turns, seed=args.turns)
-        trees = {"after": REPO, "before": base}
-        plan = [name for i in range(args.runs) for name in (("before", "after") if i % 2 == 0 else ("after", "before"))]
-        homes = []
-        for n in range(len(plan)):
-            homes.append(work / f"run{n}" / "home")
-            shutil.copytree(source, homes[-1], symlinks=True)
-        os.sync()
-        results: dict[str, list[dict]] = {"before": [], "after": []}
-        for name, home in zip(plan, homes):
-            results[name].append(backfill(trees[name], home))
-        for name in ("before", "after"):
-            runs = results[name]
-            rates = sorted(r["banked"] / r["seconds"] for r in runs)
-            cpu, main_thread = (statistics.median(r[key] for r in runs) * 1e3 for key in ("cpu", "main"))
-            print(f"{name} ({args.rev if name == 'before' else 'this checkout'}): median"
-                  f" {statistics.median(rates):,.0f} banked turns/s ({rates[0]:,.0f}-{rates[-1]:,.0f}, n={len(rates)}),"
-                  f" {runs[0]['banked']} banked; process CPU {cpu:.0f} ms, main thread {main_thread:.0f} ms")
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
+    with worktree(REPO, args.rev) as (base, work):
+        results = alternate(base, work, args)
+    for name in ("before", "after"):
+        runs = results[name]
+        rates = sorted(r["banked"] / r["seconds"] for r in runs)
+        cpu, main_thread = (statistics.median(r[key] for r in runs) * 1e3 for key in ("cpu", "main"))
+        print(f"{name} ({args.rev if name == 'before' else 'this checkout'}): median"
+              f" {statistics.median(rates):,.0f} banked turns/s ({rates[0]:,.0f}-{rates[-1]:,.0f}, n={len(rates)}),"
+              f" {runs[0]['banked']} banked; process CPU {cpu:.0f} ms, main thread {main_thread:.0f} ms")
+
+
+def alternate(base: Path, work: Path, args: argparse.Namespace) -> dict[str, list[dict]]:
+    """Each version's backfills, ABBA..., each into its own copy of one corpus."""
+    source = work / "corpus" / "home"
+    source.mkdir(parents=True)
+    corpus.generate(source, args.turns, seed=args.turns)
+    trees = {"after": REPO, "before": base}
+    plan = [name for i in range(args.runs) for name in (("before", "after") if i % 2 == 0 else ("after", "before"))]
+    homes = []
+    for n in range(len(plan)):
+        homes.append(work / f"run{n}" / "home")
+        shutil.copytree(source, homes[-1], symlinks=True)
+    os.sync()
+    results: dict[str, list[dict]] = {"before": [], "after": []}
+    for name, home in zip(plan, homes):
+        results[name].append(backfill(trees[name], home))
+    return results
 
 
 if __name__ == "__main__":

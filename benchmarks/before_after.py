@@ -18,14 +18,13 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks import hook_latency  # noqa: E402
-from benchmarks.installed import Case, clean_env, interleaved  # noqa: E402
+from benchmarks.installed import Case, clean_env, interleaved, worktree  # noqa: E402
 from harnesslink_core.paths import locations  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "generated"
@@ -67,45 +66,43 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--entries", type=int, default=0, help="also prompts against a bank of this many entries")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="hl-before-after-"))
-    tree = root / "tree"
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), args.rev], check=True,
-                   capture_output=True)
-    try:
-        cases: dict[str, Case] = {}
-        for tag, source in (("before", tree), ("after", REPO)):
-            venv = venv_of(source, root / tag)
-            home = root / tag / "home"
-            home.mkdir(parents=True)
-            env = home_for(venv, home)
-            stamp = home / ".superpi" / "agent" / ".last-pass"
-
-            def payload(event: str, **extra) -> bytes:
-                return json.dumps({"session_id": "s", "cwd": CWD, "hook_event_name": event,
-                                   "transcript_path": str(home / "none.jsonl"), **extra}).encode()
-
-            hook = [str(venv / "bin" / "context-hook")]
-            cases[f"{tag}: bare"] = Case([str(venv / "bin" / "python"), "-c", "pass"], env)
-            for event, body, touch in (("stop", {}, False), ("pre-compact", {}, False),
-                                       ("session-start", {"source": "startup"}, True),
-                                       ("user-prompt-submit", {"prompt": "how did we write the notes file"}, True)):
-                cases[f"{tag}: {event}"] = Case([*hook, event, "--harness", "claude-code"], env,
-                                                payload(event, **body), stamp.touch if touch else None)
-            if args.entries:
-                big_env, big_stamp = large_home(venv, root / tag / "large", args.entries)
-                cases[f"{tag}: prompt, {args.entries} entries"] = hook_latency.prompt_case(
-                    venv / "bin" / "context-hook", big_env, big_stamp, hook_latency.PROMPTS, 1)
-        result = interleaved(cases, args.runs, baseline="after: bare")
-        for tag in ("before", "after"):
-            bare = result[f"{tag}: bare"]["median_ms"]
-            for name, r in result.items():
-                if name.startswith(tag):
-                    print(f"{name:32} median {r['median_ms']:7} ms  p95 {r['p95_ms']:7} ms  "
-                          f"{r['median_ms'] / bare:5.2f}x its own bare start")
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
+    with worktree(REPO, args.rev) as (tree, root):
+        result = measure(tree, root, args)
+    for tag in ("before", "after"):
+        bare = result[f"{tag}: bare"]["median_ms"]
+        for name, r in result.items():
+            if name.startswith(tag):
+                print(f"{name:32} median {r['median_ms']:7} ms  p95 {r['p95_ms']:7} ms  "
+                      f"{r['median_ms'] / bare:5.2f}x its own bare start")
     return 0
+
+
+def measure(tree: Path, root: Path, args: argparse.Namespace) -> dict:
+    """Both versions installed and their hooks timed, interleaved."""
+    cases: dict[str, Case] = {}
+    for tag, source in (("before", tree), ("after", REPO)):
+        venv = venv_of(source, root / tag)
+        home = root / tag / "home"
+        home.mkdir(parents=True)
+        env = home_for(venv, home)
+        stamp = home / ".superpi" / "agent" / ".last-pass"
+
+        def payload(event: str, **extra) -> bytes:
+            return json.dumps({"session_id": "s", "cwd": CWD, "hook_event_name": event,
+                               "transcript_path": str(home / "none.jsonl"), **extra}).encode()
+
+        hook = [str(venv / "bin" / "context-hook")]
+        cases[f"{tag}: bare"] = Case([str(venv / "bin" / "python"), "-c", "pass"], env)
+        for event, body, touch in (("stop", {}, False), ("pre-compact", {}, False),
+                                   ("session-start", {"source": "startup"}, True),
+                                   ("user-prompt-submit", {"prompt": "how did we write the notes file"}, True)):
+            cases[f"{tag}: {event}"] = Case([*hook, event, "--harness", "claude-code"], env,
+                                            payload(event, **body), stamp.touch if touch else None)
+        if args.entries:
+            big_env, big_stamp = large_home(venv, root / tag / "large", args.entries)
+            cases[f"{tag}: prompt, {args.entries} entries"] = hook_latency.prompt_case(
+                venv / "bin" / "context-hook", big_env, big_stamp, hook_latency.PROMPTS, 1)
+    return interleaved(cases, args.runs, baseline="after: bare")
 
 
 if __name__ == "__main__":

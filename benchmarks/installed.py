@@ -107,3 +107,29 @@ def clean_env(home: Path) -> dict[str, str]:
 def base_interpreter() -> str:
     """The interpreter behind the running one (outside any venv): shown beside the venv's, for information."""
     return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+
+
+class worktree:
+    """`with worktree(REPO, rev) as (tree, scratch)`: a temporary git worktree of `rev` (detached) and a scratch
+    folder beside it, both removed after."""
+
+    def __init__(self, repo: Path, rev: str) -> None:
+        import tempfile
+
+        self.repo, self.rev = repo, rev
+        self.root = Path(tempfile.mkdtemp(prefix="hl-worktree-"))
+
+    def __enter__(self) -> tuple[Path, Path]:
+        tree = self.root / "tree"
+        subprocess.run(["git", "-C", str(self.repo), "worktree", "add", "--detach", str(tree), self.rev], check=True,
+                       capture_output=True)
+        (self.root / "scratch").mkdir()
+        return tree, self.root / "scratch"
+
+    def __exit__(self, *exc: object) -> None:
+        import shutil
+
+        subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force", str(self.root / "tree")],
+                       capture_output=True)
+        shutil.rmtree(self.root, ignore_errors=True)
+
