@@ -56,7 +56,7 @@ STOP_RETRY_DELAY = 0.1
 COMMIT_WAIT = 10.0  # a pass that has read a batch waits this long to take the lock again and write it
 DETECT_PENDING_MAX = 2000  # entries a hook's passes leave for the next detecting pass (the newest kept)
 BATCH_TURNS = 256  # entries written (and synced together) under one hold of the lock (~0.2 s for 256)
-READ_HERE = 0.4  # of a read-ahead's bytes, read by the pass itself while the child starts (`_head`)
+READ_HERE = 0.3  # of a read-ahead's bytes, read by the pass itself while the child starts (`_head`)
 MAKE_INDEX = "make index"  # the read-ahead's last job when there is no index yet (`_make_index`)
 LOCK_POLL = 0.05
 DRAIN_PAUSE = 0.05  # between drained passes, so a stop hook waiting for the lock gets it
@@ -541,11 +541,14 @@ class _Pass:
                          for path, _, rec in plan.todo if rec is None]
         if len(jobs) < 2:
             return None
+        from . import readahead
         from .readahead import ReadAhead
 
         jobs = jobs[_head(plans, jobs):]
         if not self.locs.index_file.exists():  # made by the child once it has read, while this writes
             jobs.append((MAKE_INDEX, self._make_index))
+        if len(jobs) >= readahead.MIN_JOBS:
+            _warm(self.detect)
         return ReadAhead.start(jobs)
 
     def _make_index(self) -> bool:
@@ -1297,6 +1300,23 @@ def _columns(entry: Entry, detect: bool) -> tuple[tuple[str, str, str, str], tup
         return inputs, index.computed_columns(*inputs), stated
     except Exception:  # noqa: BLE001 - the refresh computes them again
         return None
+
+
+def _warm(detect: bool) -> None:
+    """What the read-ahead's child runs, imported and its lazy tables built before the fork (~30 ms): the child
+    starts on its first transcript at once. The pass needs all of it for its own share anyway."""
+    import pickle  # noqa: F401 - the pipe's
+
+    from ..store import bank  # noqa: F401 - render
+
+    redact("")
+    try:
+        from ..recall import index
+    except ImportError:
+        return
+    index.computed_columns("", "", "", "")
+    if detect:
+        from ..control import detect as module  # noqa: F401 - worth_a_look
 
 
 def _note(turn: Turn) -> str:
