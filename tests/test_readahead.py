@@ -55,6 +55,10 @@ def read_fresh(self, harness, path, window):
 readahead.ReadAhead.take, autobank._Pass._read_fresh = take, read_fresh
 if mode == "alone":
     readahead.MIN_JOBS = 10**9
+if mode == "broken":
+    def warm(detect):
+        raise RuntimeError("a bug of ours before the fork")
+    autobank._warm = warm
 locs = locations()
 autobank.widen_window(locs, 4000)
 report = autobank.drain(locs)
@@ -160,6 +164,14 @@ def test_a_transcript_the_child_cannot_read_is_read_by_the_pass(locs, isolated_h
     assert report["taken"] and not any("claude" in path for path in report["taken"])
     keys = keys_on_disk(locs)
     assert report["banked"] == len(keys) > 40 and set(keys.values()) == {1} and report["errors"] == 0
+
+
+def test_a_read_ahead_that_cannot_start_leaves_the_pass_to_read_everything(locs, isolated_home) -> None:
+    make_world(isolated_home)
+    report = run(BACKFILL, "broken", home=isolated_home)
+    assert report["taken"] == [] and report["errors"] == 1  # said in the log and the ledger's errors
+    keys = keys_on_disk(locs)
+    assert report["banked"] == len(keys) > 40 and set(keys.values()) == {1}
 
 
 CHILD_HOLDS = r"""

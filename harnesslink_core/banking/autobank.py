@@ -437,7 +437,10 @@ class _Pass:
                         plans.append(plan)
                 except Exception as exc:  # noqa: BLE001 - one harness's fault must not stop the others
                     self._error(f"{name}: pass failed: {exc!r}", name, None, exc)
-            self.ahead = self._read_ahead(plans)
+            try:
+                self.ahead = self._read_ahead(plans)
+            except Exception as exc:  # noqa: BLE001 - the pass reads everything itself
+                self._error(f"read-ahead: {exc!r}", None, None, exc)
             try:
                 for plan in plans:
                     try:
