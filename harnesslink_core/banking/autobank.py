@@ -531,7 +531,7 @@ class _Pass:
             try:
                 harness = registry.get(name)  # only now: a pass with nothing to read imports no reader
             except ImportError:
-                todo = []
+                return None
         return _Plan(name, harness, window, [(path, st, rec) for _, path, st, rec in todo])
 
     def _read_ahead(self, plans: list[_Plan]) -> ReadAhead | None:
