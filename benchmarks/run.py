@@ -121,14 +121,26 @@ def transcripts(home: Path) -> list[Path]:
     return sorted(p for p in home.rglob("*.jsonl") if ".superpi" not in p.parts)
 
 
+BACKFILL_COPIES_MB = 100  # a corpus smaller than this is backfilled three times (copies made up front): the median
+
+
 def banking(home: Path) -> dict:
+    files = transcripts(home)
+    copies = []
+    if sum(p.stat().st_size for p in files) < BACKFILL_COPIES_MB * 1e6:  # one backfill swings by a third here
+        for n in (1, 2):
+            copies.append(home.parent / f"copy-{n}" / "home")
+            shutil.copytree(home, copies[-1], symlinks=True)
     os.sync()  # the corpus was just written: a user's transcripts are on disk long before a backfill reads them,
     time.sleep(1)  # and its writeback would compete with the backfill's fsyncs
-    files = transcripts(home)
     listing = home.parent / "files.json"
     listing.write_text(json.dumps([str(p) for p in files]))
     parse_before = run_child_rss("parse", home, files=str(listing))
     backfill = run_child_rss("backfill", home)
+    again = [run_child_rss("backfill", copy)["seconds"] for copy in copies]
+    for copy in copies:
+        shutil.rmtree(copy.parent, ignore_errors=True)
+    backfill["seconds"] = statistics.median([backfill["seconds"], *again])
     parse_after = run_child_rss("parse", home, files=str(listing))
     parse_s = statistics.mean([parse_before["seconds"], parse_after["seconds"]])
     mb = parse_before["bytes"] / 1e6
@@ -137,7 +149,7 @@ def banking(home: Path) -> dict:
         "parse_mb_s": round(mb / parse_s, 1), "parse_peak_rss_mb": parse_before["peak_rss_mb"],
         "backfill_s": round(backfill["seconds"], 2), "backfill_mb_s": round(backfill["bytes"] / 1e6 / backfill["seconds"], 1),
         "backfill_ratio": round((backfill["bytes"] / 1e6 / backfill["seconds"]) / (mb / parse_s), 3),
-        "backfill_turns_s": round(backfill["banked"] / backfill["seconds"]),
+        "backfill_turns_s": round(backfill["banked"] / backfill["seconds"]), "backfills": 1 + len(copies),
         "backfill_peak_rss_mb": backfill["peak_rss_mb"], "banked": backfill["banked"], "skipped": backfill["skipped"],
         "errors": backfill["errors"], "backlog": backfill["backlog"],
     }
