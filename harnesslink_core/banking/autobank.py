@@ -543,16 +543,13 @@ class _Pass:
                 jobs += [(path, lambda h=plan.harness, p=path, w=plan.window: self._read_fresh(h, p, w))
                          for path, _, rec in plan.todo if rec is None]
         if len(jobs) < 2:
-            return None
-        from . import readahead
+            return None  # a hook's pass (one transcript): not even the module is imported
         from .readahead import ReadAhead
 
         jobs = jobs[_head(plans, jobs):]
         if not self.locs.index_file.exists():  # made by the child once it has read, while this writes
             jobs.append((MAKE_INDEX, self._make_index))
-        if len(jobs) >= readahead.MIN_JOBS:
-            _warm(self.detect)
-        return ReadAhead.start(jobs)
+        return ReadAhead.start(jobs, before_fork=lambda: _warm(self.detect))
 
     def _make_index(self) -> bool:
         """In the read-ahead's child: the search index made (its schema and vocabulary, ~20 ms), so that the

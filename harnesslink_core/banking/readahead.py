@@ -39,14 +39,18 @@ class ReadAhead:
         self.ended = False  # the child closed the pipe
 
     @classmethod
-    def start(cls, jobs: list[tuple[str, Callable[[], object]]]) -> ReadAhead | None:
-        """Fork a child that runs each job and sends back (key, result); None when not worth it or not safe."""
+    def start(cls, jobs: list[tuple[str, Callable[[], object]]],
+              before_fork: Callable[[], None] | None = None) -> ReadAhead | None:
+        """Fork a child that runs each job and sends back (key, result); None when not worth it or not safe.
+        `before_fork` runs only when the child will be forked (what it sets up, the child inherits)."""
         if len(jobs) < MIN_JOBS or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
             return None
         import _thread
 
         if _thread._count():  # another thread is running
             return None
+        if before_fork is not None:
+            before_fork()
         read_end, write_end = os.pipe()
         _widen(write_end)
         try:
