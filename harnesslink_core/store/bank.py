@@ -481,7 +481,7 @@ class _Pool:
         return [result for _, result, _ in pending]
 
 
-_POOL: tuple[int, _Pool] | None = None  # (pid, pool): one set of sync threads for all of a process's batches
+_POOL: tuple[int, _Pool] | None = None  # (pid, pool): the sync threads of a pass's batches (`stop_syncing` lets them go)
 
 
 def stop_syncing() -> None:
