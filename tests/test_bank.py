@@ -210,3 +210,104 @@ def test_sync_staged_tells_each_file_its_own_error(tmp_path: Path, files: int) -
             path.write_text("bytes")
     errors = bank.sync_staged(paths)
     assert [error is not None for error in errors] == [i % 5 == 3 for i in range(files)]
+
+
+def _staged(folder: Path, files: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f".staged-{i}.tmp" for i in range(files)]
+    for path in paths:
+        path.write_text("bytes")
+    return paths
+
+
+def _kernel_reports_syncfs_errors() -> bool:
+    import os
+    import sys
+
+    return sys.platform == "linux" and tuple(int(p) for p in os.uname().release.split(".")[:2]) >= (5, 8)
+
+
+def test_a_large_batch_is_synced_by_one_syncfs_and_no_fsync_per_file(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)  # whatever else this machine is writing
+    watch = bank.Writeback.watch(tmp_path / "bank", bank.SYNCFS_FILES)
+    assert (watch is not None) == _kernel_reports_syncfs_errors()
+    if watch is None:
+        return
+    try:
+        paths = _staged(tmp_path / "bank", bank.SYNCFS_FILES)
+        calls, per_file = [], []
+        real = watch._syncfs
+        monkeypatch.setattr(watch, "_syncfs", lambda fd: calls.append(fd) or real(fd))
+        monkeypatch.setattr(bank, "_sync", lambda path: per_file.append(path))
+        ran = []
+        assert bank.sync_staged(paths, meanwhile=lambda: ran.append(1), writeback=watch) == [None] * len(paths)
+        assert calls == [watch.fd] and per_file == [] and ran == [1]
+        bank.fsync_dirs({tmp_path / "bank"}, watch)
+        assert calls == [watch.fd, watch.fd]
+    finally:
+        watch.close()
+
+
+def test_a_failed_syncfs_falls_back_to_each_files_own_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: -1])  # what an EIO in writeback makes syncfs answer
+    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    watch = bank.Writeback.watch(tmp_path / "bank", 20)
+    try:
+        paths = _staged(tmp_path / "bank", 20)
+        for path in paths[3::5]:
+            path.unlink()
+        ran = []
+        errors = bank.sync_staged(paths, meanwhile=lambda: ran.append(1), writeback=watch)
+        assert [error is not None for error in errors] == [i % 5 == 3 for i in range(20)]
+        assert ran == [1]  # run once, not again by the fallback
+    finally:
+        watch.close()
+
+
+def test_files_on_another_file_system_are_each_fsynced(tmp_path: Path, monkeypatch) -> None:
+    calls = []
+    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: calls.append(fd) or 0])
+    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    watch = bank.Writeback.watch(tmp_path / "bank", 20)
+    try:
+        watch.device = -1  # as if the watched folder were another mount than the batch's
+        per_file = []
+        monkeypatch.setattr(bank, "_sync", lambda path: per_file.append(path))
+        paths = _staged(tmp_path / "bank", 20)
+        assert bank.sync_staged(paths, writeback=watch) == [None] * 20
+        assert calls == [] and sorted(per_file) == sorted(paths)
+    finally:
+        watch.close()
+
+
+@pytest.mark.parametrize("why", ["small batch", "old kernel", "much to write back", "not Linux"])
+def test_no_syncfs_where_it_is_not_the_faster_or_not_the_sure_way(tmp_path: Path, monkeypatch, why: str) -> None:
+    import os
+    import sys
+
+    files = 20
+    monkeypatch.setattr(bank, "_SYNCFS", [])
+    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    if why == "small batch":
+        files = bank.SYNCFS_FILES - 1
+        monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
+    elif why == "old kernel":
+        monkeypatch.setattr(sys, "platform", "linux")
+        monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", "5.4.0-150-generic", "#1", "x86_64")))
+    elif why == "much to write back":
+        monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
+        monkeypatch.setattr(bank, "_dirty_bytes", lambda: bank.SYNCFS_DIRTY_MAX + 1)
+    else:
+        monkeypatch.setattr(sys, "platform", "darwin")
+    assert bank.Writeback.watch(tmp_path / "bank", files) is None
+
+
+def test_dirty_bytes_reads_the_kernels_figure() -> None:
+    import sys
+
+    if sys.platform != "linux":
+        assert bank._dirty_bytes() > bank.SYNCFS_DIRTY_MAX
+        return
+    fields = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    near = (int(fields["Dirty"].split()[0]) + int(fields["Writeback"].split()[0])) << 10
+    assert abs(bank._dirty_bytes() - near) < 64 << 20

@@ -190,3 +190,44 @@ def test_a_real_read_only_remount_then_writable_again_banks_on_the_next_pass(iso
         assert len(list(memories.glob("*/bank/*.md"))) == 2
     finally:
         subprocess.run(["umount", "-l", str(memories)], check=False)
+
+
+def _many_turns(home, turns: int = 24) -> None:
+    for n in range(turns // 4):
+        s = ClaudeSession(home, cwd=f"/work/app{n % 2}")
+        for k in range(4):
+            s.turn(f"session {n}: fix case {k} of the parser", LONG, tools=[("Bash", {"command": f"pytest -k {k}"})])
+        s.flush()
+
+
+def test_a_large_batch_synced_by_one_syncfs_is_banked_without_an_fsync_per_entry(isolated_home, locs, monkeypatch):
+    from harnesslink_core.store import bank
+
+    _many_turns(isolated_home)
+    calls, per_file = [], []
+    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: calls.append(fd) or os.sync() or 0])
+    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    real_sync = bank._sync
+    monkeypatch.setattr(bank, "_sync", lambda path: per_file.append(path) or real_sync(path))
+    report = run_pass(locs)
+    assert report.banked == 24 and report.errors == 0
+    assert len(calls) == 2 and per_file == []  # the staged files, then the folders they were linked into
+    assert len(list(locs.memories.glob("*/bank/*.md"))) == 24
+
+
+def test_a_syncfs_that_fails_makes_each_entry_sync_and_fail_on_its_own(isolated_home, locs, monkeypatch):
+    from harnesslink_core.store import bank
+
+    _many_turns(isolated_home)
+    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: -1])  # an EIO in writeback, somewhere on the file system
+    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    mp = pytest.MonkeyPatch()
+    _fail_entry_writes(mp, errno.EIO)  # ... and it was these entries'
+    try:
+        failed = run_pass(locs)
+    finally:
+        mp.undo()
+    assert failed.banked == 0 and failed.failure, failed
+    assert not list(locs.memories.glob("*/bank/*.md"))
+    assert run_pass(locs).banked == 24  # the next pass, each entry fsync'd after the failed syncfs
+    assert len(list(locs.memories.glob("*/bank/*.md"))) == 24

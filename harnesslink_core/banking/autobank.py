@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..harnesses.base import Harness
     from ..model import Reading, StateUpdate, Turn
     from ..paths import Locations
+    from ..store import bank
     from ..store.bank import Entry
     from ..store.entries import Entry as ParsedEntry
     from ..store.ledger import FileRecord, Ledger
@@ -893,6 +894,17 @@ class _Pass:
         linked into place (`bank.write`), and each folder synced once (the folders together)."""
         from ..store import bank
 
+        writeback = bank.Writeback.watch(self.locs.memories, len(to_write))
+        try:
+            return self._stage_and_place(to_write, writeback)
+        finally:
+            if writeback is not None:
+                writeback.close()
+
+    def _stage_and_place(self, to_write: list[tuple[Turn, Entry]], writeback: bank.Writeback | None
+                         ) -> tuple[list[tuple[Turn, Path, str]], list[Turn]]:
+        from ..store import bank
+
         written: list[tuple[Turn, Path, str]] = []
         failed: list[Turn] = []
         staged: list[tuple[Turn, Entry, Path, str, Path | None]] = []
@@ -914,7 +926,7 @@ class _Pass:
             staged.append((turn, entry, folder, slug, tmp))
         new = [entry for _, entry, _, _, tmp in staged if tmp is not None]
         errors = bank.sync_staged([tmp for *_, tmp in staged if tmp is not None],
-                                  meanwhile=lambda: self._compute_columns(new))
+                                  meanwhile=lambda: self._compute_columns(new), writeback=writeback)
         synced = iter(errors)
         for turn, entry, folder, slug, tmp in staged:
             error = next(synced) if tmp is not None else None
@@ -931,7 +943,7 @@ class _Pass:
             if len(listing) > names:  # placed now (not an entry an earlier, killed pass left)
                 self.placed[str(path)] = entry
             written.append((turn, path, slug))
-        bank.fsync_dirs({path.parent for _, path, _ in written})
+        bank.fsync_dirs({path.parent for _, path, _ in written}, writeback)
         return written, failed
 
     def _compute_columns(self, new: list[Entry]) -> None:

@@ -383,9 +383,18 @@ SYNC_THREADS = 16  # concurrent fsyncs share the file system's journal commits (
 # too measured slower: each journal commit then waits for more of them)
 
 
-def sync_staged(paths: list[Path], meanwhile: Callable[[], None] | None = None) -> list[OSError | None]:
+def sync_staged(paths: list[Path], meanwhile: Callable[[], None] | None = None,
+                writeback: Writeback | None = None) -> list[OSError | None]:
     """fsync each staged file, several at a time; for each, the error that kept it from the disk (and
-    the file is removed then) or None. `meanwhile` is run in this thread while the disk works."""
+    the file is removed then) or None. `meanwhile` is run in this thread while the disk works.
+
+    With a `writeback` watch opened before they were staged, a large batch is synced by one syncfs instead;
+    where that cannot vouch for all of them, each is fsync'd as above."""
+    if writeback is not None and len(paths) >= SYNCFS_FILES:
+        synced = writeback.sync({path.parent for path in paths}, meanwhile)
+        meanwhile = None
+        if synced:
+            return [None] * len(paths)
     if len(paths) < 2:
         errors = [_sync(p) for p in paths]
         if meanwhile is not None:
@@ -417,8 +426,106 @@ def _sync(path: Path) -> OSError | None:
         return exc
 
 
-def fsync_dirs(folders: set[Path]) -> None:
-    """`fsync_dir` of each, several at a time."""
+SYNCFS_FILES = 16  # a batch of this many staged files or more may be synced by one syncfs
+SYNCFS_DIRTY_MAX = 16 << 20  # ... unless this much else waits for writeback: syncfs would wait for all of it
+
+
+class Writeback:
+    """Writeback errors on a file system from now on, to sync a large batch with one `syncfs(2)`.
+
+    One syncfs commits the journal once for all of a batch's files, where an fsync per file makes the disk
+    flush its cache once per file (256 small files on ext4: 3 ms against 13 ms and more). Watched only where
+    syncfs reports the writeback errors since its descriptor was opened (Linux 5.8 and later); opened before
+    a batch is staged, it misses none of the batch's errors."""
+
+    def __init__(self, fd: int, syncfs: Callable[[int], int]) -> None:
+        self.fd = fd
+        self.device = os.fstat(fd).st_dev
+        self._syncfs = syncfs
+
+    @classmethod
+    def watch(cls, folder: Path, files: int) -> Writeback | None:
+        """A watch on `folder`'s file system (made if missing) for a batch of `files`, or None where one
+        syncfs is not the faster or not the sure way: a small batch, an older kernel, much else to write."""
+        if files < SYNCFS_FILES or (syncfs := _syncfs()) is None or _dirty_bytes() > SYNCFS_DIRTY_MAX:
+            return None
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return None
+        try:
+            return cls(fd, syncfs)
+        except OSError:
+            os.close(fd)
+            return None
+
+    def sync(self, folders: set[Path], meanwhile: Callable[[], None] | None = None) -> bool:
+        """Whether everything written in `folders` is on the disk now: False when one is on another file
+        system, or syncfs failed (which file it failed for, it cannot say). `meanwhile` is run here while
+        the disk works."""
+        import threading
+
+        try:
+            same = all(os.stat(folder).st_dev == self.device for folder in folders)
+        except OSError:
+            same = False
+        done: list[int] = []
+        if same:  # one thread, not the pool: starting its 16 threads costs a batch more than its syncfs
+            thread = threading.Thread(target=lambda: done.append(self._syncfs(self.fd)),
+                                      name="harnesslink-syncfs", daemon=True)
+            thread.start()
+        if meanwhile is not None:
+            meanwhile()
+        if same:
+            thread.join()
+        return done == [0]
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+_SYNCFS: list = []  # [syncfs or None], once looked up
+
+
+def _syncfs() -> Callable[[int], int] | None:
+    if not _SYNCFS:
+        _SYNCFS.append(_load_syncfs())
+    return _SYNCFS[0]
+
+
+def _load_syncfs() -> Callable[[int], int] | None:
+    import sys
+
+    if sys.platform != "linux":
+        return None
+    try:
+        if tuple(int(part) for part in os.uname().release.split(".")[:2]) < (5, 8):
+            return None  # syncfs returned 0 whatever writeback had failed
+        import ctypes
+
+        syncfs = ctypes.CDLL(None, use_errno=True).syncfs  # CDLL's calls let go of the interpreter lock
+    except (ValueError, ImportError, OSError, AttributeError):
+        return None
+    syncfs.argtypes = [ctypes.c_int]
+    syncfs.restype = ctypes.c_int
+    return syncfs
+
+
+def _dirty_bytes() -> int:
+    """Bytes the kernel has yet to write back (all file systems'), or a figure past any limit if unknown."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
+        return sum(int(fields[name].split()[0]) for name in (b"Dirty", b"Writeback")) << 10
+    except (OSError, KeyError, ValueError, IndexError):
+        return 1 << 62
+
+
+def fsync_dirs(folders: set[Path], writeback: Writeback | None = None) -> None:
+    """`fsync_dir` of each, several at a time (or all by one syncfs, with a `writeback` watch)."""
+    if writeback is not None and writeback.sync(folders):
+        return
     if len(folders) < 2:
         for folder in folders:
             fsync_dir(folder)
