@@ -29,7 +29,7 @@ from harnesslink_core import hooks, log, main
 from harnesslink_core.banking import autobank, background
 from harnesslink_core.paths import locations
 from harnesslink_core.recall import index, query
-from harnesslink_core.store import ledger, projectfiles
+from harnesslink_core.store import bank, ledger, projectfiles
 from tests.claude_builder import ClaudeSession
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +157,9 @@ def _inject(mp: pytest.MonkeyPatch, point: str, err: int) -> None:
             return real(*args, **kwargs)
         return call
 
-    if point == "entry":  # the entry's bytes are written, then syncing them fails
+    if point == "entry":  # the entry's bytes are written, then syncing them fails (by one syncfs, then each file)
+        mp.setattr(bank, "_SYNCFS", [lambda fd: -1])
+        mp.setattr(bank, "_dirty_bytes", lambda: 0)  # whatever else this machine writes: the batch tries syncfs
         mp.setattr(os, "fsync", failing(real_fsync, lambda fd: True))
     elif point == "MAIN.md":
         mp.setattr(os, "replace", failing(real_replace, lambda src, dst: str(dst).endswith("MAIN.md")))
@@ -340,8 +342,11 @@ die = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
 real_fsync, real_replace = os.fsync, os.replace
 if point == "entry":  # bytes written to the temporary file, not yet in place
     os.fsync = die
+    bank._SYNCFS[:] = [die]  # a batch's one syncfs
+    bank._dirty_bytes = lambda: 0
 elif point == "entry placed":  # in place, not yet marked banked
     bank.fsync_dir = die
+    bank.fsync_dirs = die
 elif point == "ledger":
     ledger.Ledger.finish = die
 elif point in ("MAIN.md", "state file"):

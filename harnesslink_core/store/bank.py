@@ -426,7 +426,8 @@ def _sync(path: Path) -> OSError | None:
         return exc
 
 
-SYNCFS_FILES = 16  # a batch of this many staged files or more may be synced by one syncfs
+SYNCFS_FILES = 2  # a batch of this many staged files or more may be synced by one syncfs (a hook's one entry is
+# fsync'd: it would cost ctypes's import)
 SYNCFS_DIRTY_MAX = 16 << 20  # ... unless this much else waits for writeback: syncfs would wait for all of it
 
 
@@ -471,14 +472,16 @@ class Writeback:
         except OSError:
             same = False
         done: list[int] = []
-        if same:  # one thread, not the pool: starting its 16 threads costs a batch more than its syncfs
-            thread = threading.Thread(target=lambda: done.append(self._syncfs(self.fd)),
-                                      name="harnesslink-syncfs", daemon=True)
-            thread.start()
-        if meanwhile is not None:
-            meanwhile()
-        if same:
-            thread.join()
+        if not same or meanwhile is None:
+            if meanwhile is not None:
+                meanwhile()
+            return same and self._syncfs(self.fd) == 0
+        # one thread, not the pool: starting its threads costs a batch more than its syncfs
+        thread = threading.Thread(target=lambda: done.append(self._syncfs(self.fd)), name="harnesslink-syncfs",
+                                  daemon=True)
+        thread.start()
+        meanwhile()
+        thread.join()
         return done == [0]
 
     def close(self) -> None:
@@ -534,18 +537,23 @@ def fsync_dirs(folders: set[Path], writeback: Writeback | None = None) -> None:
 
 
 class _Pool:
-    """SYNC_THREADS threads that run the calls handed to them: what `concurrent.futures` would do here, without
-    the imports it brings (logging, traceback, ...: 4 ms of a backfill)."""
+    """Up to SYNC_THREADS threads that run the calls handed to them: what `concurrent.futures` would do here,
+    without the imports it brings (logging, traceback, ...: 4 ms of a backfill). Threads are started as calls
+    need them (starting one can take a millisecond while the read-ahead's child has the other core)."""
 
     def __init__(self) -> None:
-        import threading
         from queue import SimpleQueue
 
         self.jobs: SimpleQueue = SimpleQueue()
-        self.threads = [threading.Thread(target=self._work, name="harnesslink-sync", daemon=True)
-                        for _ in range(SYNC_THREADS)]
-        for thread in self.threads:
+        self.threads: list = []
+
+    def _grow(self, wanted: int) -> None:
+        import threading
+
+        while len(self.threads) < min(wanted, SYNC_THREADS):
+            thread = threading.Thread(target=self._work, name="harnesslink-sync", daemon=True)
             thread.start()
+            self.threads.append(thread)
 
     def _work(self) -> None:
         while True:
@@ -563,6 +571,7 @@ class _Pool:
         """`fn(arg)` of each arg, begun; `results` waits for them."""
         import _thread
 
+        self._grow(len(args))
         pending = []
         for arg in args:
             job = [_thread.allocate_lock(), None, None]  # (released when done, result, error)
