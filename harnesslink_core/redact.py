@@ -100,6 +100,28 @@ _EARLY: list[tuple[str, str, tuple[str, ...]]] = [
     ("digitalocean-token", _B + r"do[por]_v1_[A-Za-z0-9]{32,128}", ("_v1_",)),
     ("azure-storage-key", r"(?i:(?:Account|SharedAccess)Key)=(?P<v>[A-Za-z0-9+/]{20,128}={0,2})",
      ("accountkey=", "sharedaccesskey=")),
+    # prefixed tokens whose gitleaks rules are dropped as slow (data/secrets/SOURCE.md), or that it lacks
+    ("square-token", _B + r"(?:sq0atp-[A-Za-z0-9_-]{22,64}|sq0csp-[A-Za-z0-9_-]{40,64}|EAAA[A-Za-z0-9+_-]{60}"
+                     r"(?![A-Za-z0-9+_-]))", ("sq0atp-", "sq0csp-", "eaaa")),
+    ("atlassian-token", _B + r"ATATT3[A-Za-z0-9_=-]{150,255}", ("atatt3",)),
+    ("flyio-token", _B + r"(?:fo1_[A-Za-z0-9_-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,4096}={0,3}"
+                    r"|fm2_[A-Za-z0-9+/]{100,4096}={0,3})",
+     ("fo1_", "fm1a_", "fm1r_", "fm2_")),
+    ("sourcegraph-token", _B + r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}(?![A-Za-z0-9])", ("sgp_",)),
+    ("planetscale-token", _B + r"pscale_(?:tkn|oauth|pw)_[A-Za-z0-9_=.-]{32,64}", ("pscale_",)),
+    ("perplexity-key", _B + r"pplx-[A-Za-z0-9]{48}(?![A-Za-z0-9])", ("pplx-",)),
+    ("scalingo-token", _B + r"tk-us-[A-Za-z0-9_-]{48}(?![A-Za-z0-9_-])", ("tk-us-",)),
+    ("docker-token", _B + r"dckr_pat_[A-Za-z0-9_-]{20,128}", ("dckr_pat_",)),
+    ("terraform-token", _B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])", ("atlasv1",)),
+    ("telegram-bot-token", _B + r"[0-9]{5,16}:A[0-9A-Za-z_-]{34}(?![0-9A-Za-z_-])", (":a",)),
+    ("discord-webhook", r"https://(?:[a-z]{1,16}\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,32}/(?P<v>[A-Za-z0-9_-]{20,256})",
+     ("discord",)),
+    ("url-signature", r"[?&](?i:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature)="
+                      r"(?P<v>[A-Za-z0-9%+/=_.-]{16,4096}+)", ("sig=", "signature=", "security-token=")),
+    ("mailgun-key", _B + r"key-[0-9a-z]{32}(?![0-9A-Za-z])", ("key-",)),
+    ("password-hash", _B + r"(?:\$2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}|\$apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"
+                      r"|\$[56]\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86})",
+     ("$2$", "$2a$", "$2b$", "$2x$", "$2y$", "$apr1$", "$5$", "$6$")),
 ]
 _LATE: list[tuple[str, str, tuple[str, ...]]] = [
     # `_B` one character later, so a scan skips to each B (`re` cannot skip to a look-behind or a (?i) letter)
@@ -699,8 +721,11 @@ _KNOWN_STARTS = {_LATE[-1][1]: ("pass", "pwd", "token", "secret", "credential", 
 # Strings one of which every match holds at most `lead` characters after its start (by the expression, read
 # by hand; keyed by the exact source, so a changed rule falls back to a scan): `_windowed` searches only the
 # places from `lead` before each.
+_EARLY_SOURCES = {kind: source for kind, source, _ in _EARLY}
 _KNOWN_INSIDE: dict[str, tuple[tuple[str, ...], int]] = {
     _LATE[5][1]: (("://",), 32),  # url-password: a scheme of 1 to 32 characters, then `://`
+    _EARLY_SOURCES["terraform-token"]: (("atlasv1",), 15),  # 14 letters or digits and a dot, then `atlasv1`
+    _EARLY_SOURCES["telegram-bot-token"]: ((":a",), 16),  # 5 to 16 digits, then `:A`
     # azure-ad-client-secret: one boundary character (or none), 3 characters and a digit, then `Q~`
     r"""(?:^|[\\'"\x60\s>=:(,)])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:$|[\\'"\x60\s<),])""": (("q~",), 5),
     # facebook-access-token: 15 or 16 digits, then `|` or `%`
