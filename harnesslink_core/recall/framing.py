@@ -23,7 +23,13 @@ _INVISIBLE_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x11
                      (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
                      (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
                      (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
-_invisible: dict[int, None] = {}  # the translate table, made on the first non-ASCII text
+# Characters that read as `<`, `/`, `>`, `-`, `_` or a Latin letter (fullwidth and small forms, the slashes of
+# maths): folded to it, so neither `＜／` nor `ｈａｒｎｅｓｓｌｉｎｋ` can pass for a closing tag or our tag's name.
+_LOOKALIKES = {0xFF1C: "<", 0xFE64: "<", 0xFF1E: ">", 0xFE65: ">", 0xFF0F: "/", 0x2215: "/", 0x2044: "/",
+               0x29F8: "/", 0xFF0D: "-", 0xFE63: "-", 0xFF3F: "_", 0xFE4D: "_", 0xFE4E: "_", 0xFE4F: "_",
+               **{0xFF21 + k: chr(0x41 + k) for k in range(26)}, **{0xFF41 + k: chr(0x61 + k) for k in range(26)}}
+_invisible: dict[int, str | None] = {}  # the translate table (invisible: removed; look-alikes: folded), made on
+# the first non-ASCII text
 _TAG_JOINERS = frozenset("_-\u2010\u2011\u2012\u2013\u2014\u2015\u00ad\u200b")  # and any white space
 _TAG_SPELLING = r"harnesslink[\s_\-\u2010-\u2015\u00ad\u200b]*memory"  # what _spell_out_tag finds, as a regex
 
@@ -61,12 +67,14 @@ def neutralise(text: str) -> str:
 
 
 def without_invisible(text: str) -> str:
-    """`text` without the characters that render as nothing (`_INVISIBLE_RANGES`)."""
+    """`text` without the characters that render as nothing (`_INVISIBLE_RANGES`), and with those that look
+    like a tag's characters folded to them (`_LOOKALIKES`)."""
     if text.isascii():
         return text
     if not _invisible:
         for low, high in _INVISIBLE_RANGES:
             _invisible.update(dict.fromkeys(range(low, high + 1)))
+        _invisible.update(_LOOKALIKES)
     return text.translate(_invisible)
 
 
