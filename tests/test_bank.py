@@ -229,6 +229,7 @@ def _kernel_reports_syncfs_errors() -> bool:
 
 def test_a_large_batch_is_synced_by_one_syncfs_and_no_fsync_per_file(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)  # whatever else this machine is writing
+    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")  # wherever the tests run
     watch = bank.Writeback.watch(tmp_path / "bank", bank.SYNCFS_FILES)
     assert (watch is not None) == _kernel_reports_syncfs_errors()
     if watch is None:
@@ -251,6 +252,7 @@ def test_a_large_batch_is_synced_by_one_syncfs_and_no_fsync_per_file(tmp_path: P
 def test_a_failed_syncfs_falls_back_to_each_files_own_error(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: -1])  # what an EIO in writeback makes syncfs answer
     monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
     watch = bank.Writeback.watch(tmp_path / "bank", 20)
     try:
         paths = _staged(tmp_path / "bank", 20)
@@ -268,6 +270,7 @@ def test_files_on_another_file_system_are_each_fsynced(tmp_path: Path, monkeypat
     calls = []
     monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: calls.append(fd) or 0])
     monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
     watch = bank.Writeback.watch(tmp_path / "bank", 20)
     try:
         watch.device = -1  # as if the watched folder were another mount than the batch's
@@ -280,7 +283,8 @@ def test_files_on_another_file_system_are_each_fsynced(tmp_path: Path, monkeypat
         watch.close()
 
 
-@pytest.mark.parametrize("why", ["small batch", "old kernel", "much to write back", "not Linux"])
+@pytest.mark.parametrize("why", ["small batch", "old kernel", "much to write back", "not Linux", "FUSE",
+                                 "unknown file system"])
 def test_no_syncfs_where_it_is_not_the_faster_or_not_the_sure_way(tmp_path: Path, monkeypatch, why: str) -> None:
     import os
     import sys
@@ -288,6 +292,7 @@ def test_no_syncfs_where_it_is_not_the_faster_or_not_the_sure_way(tmp_path: Path
     files = 20
     monkeypatch.setattr(bank, "_SYNCFS", [])
     monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
     if why == "small batch":
         files = bank.SYNCFS_FILES - 1
         monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
@@ -297,9 +302,31 @@ def test_no_syncfs_where_it_is_not_the_faster_or_not_the_sure_way(tmp_path: Path
     elif why == "much to write back":
         monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
         monkeypatch.setattr(bank, "_dirty_bytes", lambda: bank.SYNCFS_DIRTY_MAX + 1)
+    elif why in ("FUSE", "unknown file system"):  # its syncfs may neither write back nor commit
+        monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
+        monkeypatch.setattr(bank, "_file_system", lambda device: "fuse.sshfs" if why == "FUSE" else "")
     else:
         monkeypatch.setattr(sys, "platform", "darwin")
     assert bank.Writeback.watch(tmp_path / "bank", files) is None
+
+
+def test_the_file_system_type_is_the_mount_tables(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        assert bank._file_system(os.stat(tmp_path).st_dev) == ""
+        return
+    got = bank._file_system(os.stat(tmp_path).st_dev)
+    if shutil.which("findmnt"):
+        out = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "--target", str(tmp_path)], capture_output=True,
+                             text=True, check=True)
+        assert got == out.stdout.strip()
+    else:
+        assert got
+    assert bank._file_system(os.makedev(4095, 1048575)) == ""  # no such device
 
 
 def test_dirty_bytes_reads_the_kernels_figure() -> None:

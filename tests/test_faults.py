@@ -160,6 +160,7 @@ def _inject(mp: pytest.MonkeyPatch, point: str, err: int) -> None:
     if point == "entry":  # the entry's bytes are written, then syncing them fails (by one syncfs, then each file)
         mp.setattr(bank, "_SYNCFS", [lambda fd: -1])
         mp.setattr(bank, "_dirty_bytes", lambda: 0)  # whatever else this machine writes: the batch tries syncfs
+        mp.setattr(bank, "_file_system", lambda device: "ext4")
         mp.setattr(os, "fsync", failing(real_fsync, lambda fd: True))
     elif point == "MAIN.md":
         mp.setattr(os, "replace", failing(real_replace, lambda src, dst: str(dst).endswith("MAIN.md")))
@@ -344,6 +345,7 @@ if point == "entry":  # bytes written to the temporary file, not yet in place
     os.fsync = die
     bank._SYNCFS[:] = [die]  # a batch's one syncfs
     bank._dirty_bytes = lambda: 0
+    bank._file_system = lambda device: "ext4"
 elif point == "entry placed":  # in place, not yet marked banked
     bank.fsync_dir = die
     bank.fsync_dirs = die

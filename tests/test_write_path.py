@@ -207,6 +207,7 @@ def test_a_large_batch_synced_by_one_syncfs_is_banked_without_an_fsync_per_entry
     calls, per_file = [], []
     monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: calls.append(fd) or os.sync() or 0])
     monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
     real_sync = bank._sync
     monkeypatch.setattr(bank, "_sync", lambda path: per_file.append(path) or real_sync(path))
     report = run_pass(locs)
@@ -221,6 +222,7 @@ def test_a_syncfs_that_fails_makes_each_entry_sync_and_fail_on_its_own(isolated_
     _many_turns(isolated_home)
     monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: -1])  # an EIO in writeback, somewhere on the file system
     monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
     mp = pytest.MonkeyPatch()
     _fail_entry_writes(mp, errno.EIO)  # ... and it was these entries'
     try:

@@ -429,6 +429,9 @@ def _sync(path: Path) -> OSError | None:
 SYNCFS_FILES = 2  # a batch of this many staged files or more may be synced by one syncfs (a hook's one entry is
 # fsync'd: it would cost ctypes's import)
 SYNCFS_DIRTY_MAX = 16 << 20  # ... unless this much else waits for writeback: syncfs would wait for all of it
+# ... and only on these file systems, whose syncfs writes back and commits all (FUSE's may do neither, and
+# others are not known to report writeback errors through it): elsewhere each file is fsync'd
+SYNCFS_TYPES = frozenset({"ext4", "ext3", "xfs", "btrfs", "f2fs"})
 
 
 class Writeback:
@@ -456,10 +459,14 @@ class Writeback:
         except OSError:
             return None
         try:
-            return cls(fd, syncfs)
+            watch = cls(fd, syncfs)
         except OSError:
             os.close(fd)
             return None
+        if _file_system(watch.device) not in SYNCFS_TYPES:
+            watch.close()
+            return None
+        return watch
 
     def sync(self, folders: set[Path], meanwhile: Callable[[], None] | None = None) -> bool:
         """Whether everything written in `folders` is on the disk now: False when one is on another file
@@ -513,6 +520,27 @@ def _load_syncfs() -> Callable[[int], int] | None:
     syncfs.argtypes = [ctypes.c_int]
     syncfs.restype = ctypes.c_int
     return syncfs
+
+
+_FILE_SYSTEMS: dict[int, str] = {}  # device -> its file system's type, from /proc/self/mountinfo
+
+
+def _file_system(device: int) -> str:
+    """The type of the file system mounted from `device` ("" if unknown)."""
+    if device not in _FILE_SYSTEMS:
+        wanted = f"{os.major(device)}:{os.minor(device)}"
+        kind = ""
+        try:
+            with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    fields = line.split()
+                    if len(fields) > 2 and fields[2] == wanted and " - " in line:
+                        kind = line.split(" - ", 1)[1].split()[0]
+                        break
+        except OSError:
+            pass
+        _FILE_SYSTEMS[device] = kind
+    return _FILE_SYSTEMS[device]
 
 
 def _dirty_bytes() -> int:
