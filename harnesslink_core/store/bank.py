@@ -388,8 +388,8 @@ def sync_staged(paths: list[Path], meanwhile: Callable[[], None] | None = None,
     """fsync each staged file, several at a time; for each, the error that kept it from the disk (and
     the file is removed then) or None. `meanwhile` is run in this thread while the disk works.
 
-    With a `writeback` watch opened before they were staged, a large batch is synced by one syncfs instead;
-    where that cannot vouch for all of them, each is fsync'd as above."""
+    With a `writeback` watch opened before they were staged, a batch of SYNCFS_FILES or more is synced by one
+    syncfs instead; where that cannot vouch for all of them, each is fsync'd as above."""
     if writeback is not None and len(paths) >= SYNCFS_FILES:
         synced = writeback.sync({path.parent for path in paths}, meanwhile)
         meanwhile = None
@@ -450,7 +450,8 @@ class Writeback:
     @classmethod
     def watch(cls, folder: Path, files: int) -> Writeback | None:
         """A watch on `folder`'s file system (made if missing) for a batch of `files`, or None where one
-        syncfs is not the faster or not the sure way: a small batch, an older kernel, much else to write."""
+        syncfs is not the faster or not the sure way: one file, an older kernel, much else to write, a file
+        system not in SYNCFS_TYPES."""
         if files < SYNCFS_FILES or (syncfs := _syncfs()) is None or _dirty_bytes() > SYNCFS_DIRTY_MAX:
             return None
         try:
