@@ -224,7 +224,7 @@ def _kernel_reports_syncfs_errors() -> bool:
     import os
     import sys
 
-    return sys.platform == "linux" and tuple(int(p) for p in os.uname().release.split(".")[:2]) >= (5, 8)
+    return sys.platform == "linux" and tuple(int(p) for p in os.uname().release.split(".")[:2]) >= (5, 17)
 
 
 def test_a_large_batch_is_synced_by_one_syncfs_and_no_fsync_per_file(tmp_path: Path, monkeypatch) -> None:
@@ -283,8 +283,8 @@ def test_files_on_another_file_system_are_each_fsynced(tmp_path: Path, monkeypat
         watch.close()
 
 
-@pytest.mark.parametrize("why", ["small batch", "old kernel", "much to write back", "not Linux", "FUSE",
-                                 "unknown file system"])
+@pytest.mark.parametrize("why", ["small batch", "old kernel", "5.15 kernel", "much to write back", "not Linux",
+                                 "FUSE", "unknown file system"])
 def test_no_syncfs_where_it_is_not_the_faster_or_not_the_sure_way(tmp_path: Path, monkeypatch, why: str) -> None:
     import os
     import sys
@@ -296,37 +296,117 @@ def test_no_syncfs_where_it_is_not_the_faster_or_not_the_sure_way(tmp_path: Path
     if why == "small batch":
         files = bank.SYNCFS_FILES - 1
         monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
-    elif why == "old kernel":
+    elif why in ("old kernel", "5.15 kernel"):  # 5.15: syncfs did not say when the journal's commit failed
         monkeypatch.setattr(sys, "platform", "linux")
-        monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", "5.4.0-150-generic", "#1", "x86_64")))
+        release = "5.4.0-150-generic" if why == "old kernel" else "5.15.0-91-generic"
+        monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", release, "#1", "x86_64")))
     elif why == "much to write back":
         monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
         monkeypatch.setattr(bank, "_dirty_bytes", lambda: bank.SYNCFS_DIRTY_MAX + 1)
     elif why in ("FUSE", "unknown file system"):  # its syncfs may neither write back nor commit
         monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
-        monkeypatch.setattr(bank, "_file_system", lambda device: "fuse.sshfs" if why == "FUSE" else "")
+        monkeypatch.setattr(bank, "_file_system", lambda path: "fuse.sshfs" if why == "FUSE" else "")
     else:
         monkeypatch.setattr(sys, "platform", "darwin")
     assert bank.Writeback.watch(tmp_path / "bank", files) is None
 
 
 def test_the_file_system_type_is_the_mount_tables(tmp_path: Path) -> None:
-    import os
     import shutil
     import subprocess
     import sys
 
     if not sys.platform.startswith("linux"):
-        assert bank._file_system(os.stat(tmp_path).st_dev) == ""
+        assert bank._file_system(tmp_path) == ""
         return
-    got = bank._file_system(os.stat(tmp_path).st_dev)
-    if shutil.which("findmnt"):
-        out = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "--target", str(tmp_path)], capture_output=True,
-                             text=True, check=True)
-        assert got == out.stdout.strip()
-    else:
-        assert got
-    assert bank._file_system(os.makedev(4095, 1048575)) == ""  # no such device
+    for path in (tmp_path, Path("/proc/self"), Path("/")):
+        got = bank._file_system(path)
+        if shutil.which("findmnt"):
+            out = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "--target", str(path)], capture_output=True,
+                                 text=True, check=True)
+            assert got == out.stdout.strip().splitlines()[-1], path
+        else:
+            assert got, path
+    assert bank._file_system(Path("/proc/self")) == "proc"
+
+
+def test_a_mount_points_escapes_are_read() -> None:
+    assert bank._unescape(r"/mnt/my\040disk\011x") == "/mnt/my disk\tx"
+    assert bank._unescape("/plain") == "/plain"
+
+
+def test_a_failing_batch_step_leaves_no_syncfs_thread_behind(tmp_path: Path, monkeypatch) -> None:
+    import threading
+    import time
+
+    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: time.sleep(0.2) or 0])
+    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(bank, "_file_system", lambda path: "ext4")
+    watch = bank.Writeback.watch(tmp_path / "bank", 2)
+    paths = _staged(tmp_path / "bank", 2)
+
+    def broken() -> None:
+        raise KeyError("a bug of ours in the columns")
+
+    try:
+        with pytest.raises(KeyError):
+            bank.sync_staged(paths, meanwhile=broken, writeback=watch)
+        assert not [t for t in threading.enumerate() if t.name == "harnesslink-syncfs"]
+    finally:
+        watch.close()
+
+
+def test_no_folders_no_syncfs(tmp_path: Path, monkeypatch) -> None:
+    calls = []
+    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: calls.append(fd) or 0])
+    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(bank, "_file_system", lambda path: "ext4")
+    watch = bank.Writeback.watch(tmp_path / "bank", 2)
+    try:
+        assert bank.fsync_dirs(set(), watch) == {} and calls == []  # every entry of the batch was there already
+    finally:
+        watch.close()
+
+
+def test_a_folder_whose_sync_fails_is_reported_with_its_error(tmp_path: Path, monkeypatch) -> None:
+    import errno
+    import os
+
+    folders = {tmp_path / "a" / "bank", tmp_path / "b" / "bank"}
+    for folder in folders:
+        folder.mkdir(parents=True)
+    real_fsync = os.fsync
+    failing = os.open(tmp_path / "a" / "bank", os.O_RDONLY)
+    failing_inode = os.fstat(failing).st_ino
+    os.close(failing)
+
+    def fsync(fd: int) -> None:
+        if os.fstat(fd).st_ino == failing_inode:
+            raise OSError(errno.EIO, "I/O error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    errors = bank.fsync_dirs(folders)
+    assert list(errors) == [tmp_path / "a" / "bank"] and errors[tmp_path / "a" / "bank"].errno == errno.EIO
+
+    def unsupported(fd: int) -> None:
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(os, "fsync", unsupported)  # a file system that cannot sync a folder at all
+    assert bank.fsync_dirs(folders) == {}
+
+
+def test_a_new_project_folder_is_synced_into_its_parent(tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    synced = []
+    real = bank.fsync_dir
+    monkeypatch.setattr(bank, "fsync_dir", lambda path: synced.append(Path(path)) or real(path))
+    bank_dir = tmp_path / "memories" / "--work-new--" / "bank"
+    path = bank.write(bank_dir, bank.render(make_turn(cwd="/work/new")))
+    assert path.parent == bank_dir and os.path.isfile(path)
+    # the new folders' entries in their parents, then the entry's in its folder
+    assert synced == [tmp_path, tmp_path / "memories", tmp_path / "memories" / "--work-new--", bank_dir]
 
 
 def test_dirty_bytes_reads_the_kernels_figure() -> None:

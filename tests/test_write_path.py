@@ -233,3 +233,23 @@ def test_a_syncfs_that_fails_makes_each_entry_sync_and_fail_on_its_own(isolated_
     assert not list(locs.memories.glob("*/bank/*.md"))
     assert run_pass(locs).banked == 24  # the next pass, each entry fsync'd after the failed syncfs
     assert len(list(locs.memories.glob("*/bank/*.md"))) == 24
+
+
+def test_entries_whose_folder_did_not_sync_are_counted_by_the_next_pass_once(isolated_home, locs, monkeypatch):
+    from harnesslink_core.store import bank
+
+    _many_turns(isolated_home)
+    real = bank.fsync_dirs
+    failing = pytest.MonkeyPatch()
+    failing.setattr(bank, "fsync_dirs", lambda folders, writeback=None: (real(folders, writeback), {
+        folder: OSError(errno.EIO, "I/O error", str(folder)) for folder in folders})[1])
+    try:
+        first = run_pass(locs)
+    finally:
+        failing.undo()
+    assert first.banked == 0 and first.failure, first  # placed, not yet sure to stay: not counted
+    assert len(list(locs.memories.glob("*/bank/*.md"))) == 24
+    again = run_pass(locs)
+    assert again.banked == 24 and again.errors == 0  # found where they were placed, counted now
+    assert len(list(locs.memories.glob("*/bank/*.md"))) == 24
+    assert run_pass(locs).banked == 0

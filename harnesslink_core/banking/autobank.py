@@ -943,7 +943,13 @@ class _Pass:
             if len(listing) > names:  # placed now (not an entry an earlier, killed pass left)
                 self.placed[str(path)] = entry
             written.append((turn, path, slug))
-        bank.fsync_dirs({path.parent for _, path, _ in written}, writeback)
+        unsynced = bank.fsync_dirs({path.parent for _, path, _ in written}, writeback)
+        if unsynced:  # placed, not yet sure to stay: not counted now; the next pass finds them and counts them
+            for turn, path, _ in written:
+                if path.parent in unsynced:
+                    self._write_failed(turn, unsynced[path.parent])
+                    failed.append(turn)
+            written = [item for item in written if item[1].parent not in unsynced]
         return written, failed
 
     def _compute_columns(self, new: list[Entry]) -> None:

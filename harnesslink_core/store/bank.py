@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from dataclasses import dataclass
@@ -321,7 +322,9 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
         if existing:
             return existing
         if staged is None:
-            bank_dir.mkdir(parents=True, exist_ok=True)
+            made = make_folder(bank_dir)
+            if made and sync_folder:
+                sync_made(made)
             tmp = _temporary(bank_dir, entry.name_stem)
             _write_synced(tmp, entry.text.encode())
         else:
@@ -334,10 +337,10 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
         for stem in _candidates(entry):
             target = bank_dir / f"{stem}.md"
             if _place(tmp, target):
-                if sync_folder:
-                    fsync_dir(bank_dir)
                 if listing is not None:
                     listing.add(target.name)
+                if sync_folder and (error := fsync_dir(bank_dir)) is not None:
+                    raise error  # placed, not yet sure to stay: the next pass finds it and counts it then
                 return target
         raise FileExistsError(f"no free name for {entry.name_stem} in {bank_dir}")
     finally:
@@ -365,7 +368,7 @@ def stage(bank_dir: Path, entry: Entry) -> Path:
     try:
         fd = os.open(tmp, _NEW_FILE, 0o666)
     except FileNotFoundError:
-        bank_dir.mkdir(parents=True, exist_ok=True)
+        make_folder(bank_dir)
         fd = os.open(tmp, _NEW_FILE, 0o666)
     try:
         data = memoryview(entry.text.encode())
@@ -432,6 +435,9 @@ SYNCFS_DIRTY_MAX = 16 << 20  # ... unless this much else waits for writeback: sy
 # ... and only on these file systems, whose syncfs writes back and commits all (FUSE's may do neither, and
 # others are not known to report writeback errors through it): elsewhere each file is fsync'd
 SYNCFS_TYPES = frozenset({"ext4", "ext3", "xfs", "btrfs", "f2fs"})
+# ... and only on kernels whose syncfs reports both the writeback errors since its descriptor was opened (5.8)
+# and a failed journal commit or cache flush (5.17: "vfs: make sync_filesystem return errors from ->sync_fs")
+SYNCFS_KERNEL = (5, 17)
 
 
 class Writeback:
@@ -439,8 +445,8 @@ class Writeback:
 
     One syncfs commits the journal once for all of a batch's files, where an fsync per file makes the disk
     flush its cache once per file (256 small files on ext4: 3 ms against 13 ms and more). Watched only where
-    syncfs reports the writeback errors since its descriptor was opened (Linux 5.8 and later); opened before
-    a batch is staged, it misses none of the batch's errors."""
+    syncfs reports every error since its descriptor was opened (SYNCFS_KERNEL); opened before a batch is
+    staged, it misses none of the batch's errors."""
 
     def __init__(self, fd: int, syncfs: Callable[[int], int]) -> None:
         self.fd = fd
@@ -464,7 +470,7 @@ class Writeback:
         except OSError:
             os.close(fd)
             return None
-        if _file_system(watch.device) not in SYNCFS_TYPES:
+        if _file_system(folder) not in SYNCFS_TYPES:
             watch.close()
             return None
         return watch
@@ -488,8 +494,10 @@ class Writeback:
         thread = threading.Thread(target=lambda: done.append(self._syncfs(self.fd)), name="harnesslink-syncfs",
                                   daemon=True)
         thread.start()
-        meanwhile()
-        thread.join()
+        try:
+            meanwhile()
+        finally:
+            thread.join()  # never left holding the descriptor that `close` is about to close
         return done == [0]
 
     def close(self) -> None:
@@ -511,8 +519,8 @@ def _load_syncfs() -> Callable[[int], int] | None:
     if sys.platform != "linux":
         return None
     try:
-        if tuple(int(part) for part in os.uname().release.split(".")[:2]) < (5, 8):
-            return None  # syncfs returned 0 whatever writeback had failed
+        if tuple(int(part) for part in os.uname().release.split(".")[:2]) < SYNCFS_KERNEL:
+            return None
         import ctypes
 
         syncfs = ctypes.CDLL(None, use_errno=True).syncfs  # CDLL's calls let go of the interpreter lock
@@ -523,25 +531,42 @@ def _load_syncfs() -> Callable[[int], int] | None:
     return syncfs
 
 
-_FILE_SYSTEMS: dict[int, str] = {}  # device -> its file system's type, from /proc/self/mountinfo
+_FILE_SYSTEMS: dict[str, str] = {}  # real path -> the type of the file system it is on
 
 
-def _file_system(device: int) -> str:
-    """The type of the file system mounted from `device` ("" if unknown)."""
-    if device not in _FILE_SYSTEMS:
-        wanted = f"{os.major(device)}:{os.minor(device)}"
-        kind = ""
-        try:
-            with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
-                for line in f:
-                    fields = line.split()
-                    if len(fields) > 2 and fields[2] == wanted and " - " in line:
-                        kind = line.split(" - ", 1)[1].split()[0]
-                        break
-        except OSError:
-            pass
-        _FILE_SYSTEMS[device] = kind
-    return _FILE_SYSTEMS[device]
+def _file_system(path: Path) -> str:
+    """The type of the file system `path` is on ("" if unknown): that of the mount whose mount point is the
+    longest that holds it, in /proc/self/mountinfo (not by device: a btrfs subvolume's files have a device
+    number of their own)."""
+    real = os.path.realpath(path)
+    if real not in _FILE_SYSTEMS:
+        _FILE_SYSTEMS[real] = _mounted_type(real)
+    return _FILE_SYSTEMS[real]
+
+
+def _mounted_type(real: str) -> str:
+    best, kind = -1, ""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                fields, _, rest = line.partition(" - ")
+                fields = fields.split()
+                if len(fields) < 5 or not rest:
+                    continue
+                point = _unescape(fields[4])
+                inside = real == point or real.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= best:  # the later of two mounts on one point is the one seen
+                    best, kind = len(point), rest.split()[0]
+    except OSError:
+        return ""
+    return kind
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo path field: space, tab, newline and backslash are written as octal escapes."""
+    if "\\" not in field:
+        return field
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _dirty_bytes() -> int:
@@ -554,15 +579,42 @@ def _dirty_bytes() -> int:
         return 1 << 62
 
 
-def fsync_dirs(folders: set[Path], writeback: Writeback | None = None) -> None:
-    """`fsync_dir` of each, several at a time (or all by one syncfs, with a `writeback` watch)."""
-    if writeback is not None and writeback.sync(folders):
-        return
-    if len(folders) < 2:
-        for folder in folders:
-            fsync_dir(folder)
-        return
-    _Pool.results(_pool().start(fsync_dir, list(folders)))
+def fsync_dirs(folders: set[Path], writeback: Writeback | None = None) -> dict[Path, OSError]:
+    """Each folder's entries made durable, with its own entry in its parent and its parent's (a project that
+    is new in this batch): by one syncfs with a `writeback` watch, else `fsync_dir` of each, several at a time.
+    The folders whose sync failed, with the error."""
+    if not folders or writeback is not None and writeback.sync(folders):
+        return {}
+    every = sorted(folders | {f.parent for f in folders} | {f.parent.parent for f in folders})
+    errors = dict(zip(every, [fsync_dir(f) for f in every] if len(every) < 2
+                      else _Pool.results(_pool().start(fsync_dir, every))))
+    return {f: errors[f] or errors[f.parent] or errors[f.parent.parent] for f in folders
+            if errors[f] or errors[f.parent] or errors[f.parent.parent]}
+
+
+def make_folder(path: Path) -> list[Path]:
+    """`path` made with the folders it needs; the ones made, outermost first (`sync_made` makes them stay)."""
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    made = []
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+            made.append(folder)
+        except FileExistsError:
+            pass
+    return made
+
+
+def sync_made(made: list[Path]) -> None:
+    """Each folder `make_folder` made, durable in its parent; raises what kept one from it."""
+    for folder in made:
+        if (error := fsync_dir(folder.parent)) is not None:
+            raise error
 
 
 class _Pool:
@@ -686,14 +738,21 @@ def _place(tmp: Path, target: Path) -> bool:
         return True
 
 
-def fsync_dir(path: Path) -> None:
+# what a file system that cannot sync a folder answers (Windows, some FUSE and network file systems)
+_CANNOT_SYNC_FOLDERS = frozenset({errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF, errno.EACCES, errno.EPERM})
+
+
+def fsync_dir(path: Path) -> OSError | None:
+    """A folder's entries made durable; the error that kept them from the disk, or None (also where the file
+    system cannot sync a folder, or the folder cannot be opened)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return
+        return None
     try:
         os.fsync(fd)
-    except OSError:
-        pass
+    except OSError as exc:
+        return None if exc.errno in _CANNOT_SYNC_FOLDERS else exc
     finally:
         os.close(fd)
+    return None
