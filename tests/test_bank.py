@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import frontmatter
@@ -249,12 +250,22 @@ def test_a_large_batch_is_synced_by_one_syncfs_and_no_fsync_per_file(tmp_path: P
         watch.close()
 
 
-def test_a_failed_syncfs_falls_back_to_each_files_own_error(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: -1])  # what an EIO in writeback makes syncfs answer
+@contextmanager
+def _watching(tmp_path: Path, monkeypatch, syncfs, files: int = 20):
+    """A writeback watch on tmp_path/bank whatever this machine is (kernel, file system, writeback), with
+    `syncfs` for the system call."""
+    monkeypatch.setattr(bank, "_SYNCFS", [syncfs])
     monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
-    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
-    watch = bank.Writeback.watch(tmp_path / "bank", 20)
+    monkeypatch.setattr(bank, "_file_system", lambda path: "ext4")
+    watch = bank.Writeback.watch(tmp_path / "bank", files)
     try:
+        yield watch
+    finally:
+        watch.close()
+
+
+def test_a_failed_syncfs_falls_back_to_each_files_own_error(tmp_path: Path, monkeypatch) -> None:
+    with _watching(tmp_path, monkeypatch, lambda fd: -1) as watch:  # what an EIO in writeback makes syncfs answer
         paths = _staged(tmp_path / "bank", 20)
         for path in paths[3::5]:
             path.unlink()
@@ -262,25 +273,17 @@ def test_a_failed_syncfs_falls_back_to_each_files_own_error(tmp_path: Path, monk
         errors = bank.sync_staged(paths, meanwhile=lambda: ran.append(1), writeback=watch)
         assert [error is not None for error in errors] == [i % 5 == 3 for i in range(20)]
         assert ran == [1]  # run once, not again by the fallback
-    finally:
-        watch.close()
 
 
 def test_files_on_another_file_system_are_each_fsynced(tmp_path: Path, monkeypatch) -> None:
     calls = []
-    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: calls.append(fd) or 0])
-    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
-    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
-    watch = bank.Writeback.watch(tmp_path / "bank", 20)
-    try:
+    with _watching(tmp_path, monkeypatch, lambda fd: calls.append(fd) or 0) as watch:
         watch.device = -1  # as if the watched folder were another mount than the batch's
         per_file = []
         monkeypatch.setattr(bank, "_sync", lambda path: per_file.append(path))
         paths = _staged(tmp_path / "bank", 20)
         assert bank.sync_staged(paths, writeback=watch) == [None] * 20
         assert calls == [] and sorted(per_file) == sorted(paths)
-    finally:
-        watch.close()
 
 
 @pytest.mark.parametrize("why", ["small batch", "old kernel", "5.15 kernel", "much to write back", "not Linux",
@@ -339,33 +342,20 @@ def test_a_failing_batch_step_leaves_no_syncfs_thread_behind(tmp_path: Path, mon
     import threading
     import time
 
-    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: time.sleep(0.2) or 0])
-    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
-    monkeypatch.setattr(bank, "_file_system", lambda path: "ext4")
-    watch = bank.Writeback.watch(tmp_path / "bank", 2)
-    paths = _staged(tmp_path / "bank", 2)
-
     def broken() -> None:
         raise KeyError("a bug of ours in the columns")
 
-    try:
+    with _watching(tmp_path, monkeypatch, lambda fd: time.sleep(0.2) or 0, files=2) as watch:
+        paths = _staged(tmp_path / "bank", 2)
         with pytest.raises(KeyError):
             bank.sync_staged(paths, meanwhile=broken, writeback=watch)
         assert not [t for t in threading.enumerate() if t.name == "harnesslink-syncfs"]
-    finally:
-        watch.close()
 
 
 def test_no_folders_no_syncfs(tmp_path: Path, monkeypatch) -> None:
     calls = []
-    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: calls.append(fd) or 0])
-    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
-    monkeypatch.setattr(bank, "_file_system", lambda path: "ext4")
-    watch = bank.Writeback.watch(tmp_path / "bank", 2)
-    try:
+    with _watching(tmp_path, monkeypatch, lambda fd: calls.append(fd) or 0, files=2) as watch:
         assert bank.fsync_dirs(set(), watch) == {} and calls == []  # every entry of the batch was there already
-    finally:
-        watch.close()
 
 
 def test_a_folder_whose_sync_fails_is_reported_with_its_error(tmp_path: Path, monkeypatch) -> None:
