@@ -174,7 +174,8 @@ HOSTILE.update({
     "digits:A-run": "1234567890:" + "A" * (MB - 11), "sq0atp-": _times("sq0atp-"), "ATATT3": _times("ATATT3"),
     "fm2_": _times("fm2_"), "sgp_": _times("sgp_"), "pscale_": _times("pscale_tkn_"), "key-": _times("key-"),
     "$2b$": _times("$2b$12$"), "$6$": _times("$6$rounds=5000$"), "discord": _times("https://discord.com/api/webhooks/1/"),
-    "EAAA": _times("EAAA"), "signature=": _times("&X-Amz-Signature="),
+    "EAAA": _times("EAAA"), "signature=": _times("&X-Amz-Signature="), "pplx-": _times("pplx-"),
+    "tk-us-": _times("tk-us-"), "dckr_pat_": _times("dckr_pat_"), "fo1_": _times("fo1_"), "sq0csp-": _times("sq0csp-"),
     # a gitleaks rule without a boundary matches every few characters here, and its allow list lets each go:
     # every match cost a call (137 ms) until a region's thousandth match, let go or not, ends the calls
     "glpat-xxxx": _times("glpat-xxxx"), "glpat-x12": _times("glpat-" + "x" * 12), "sk-xxxx": _times("sk-xxxx"),
