@@ -34,8 +34,7 @@ from typing import Any
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 # Where a token starts: not after a letter or digit, but after a JSON escape (`\n`) too.
 _B = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
-_B_AFTER_ONE = r"(?:(?<![A-Za-z0-9_][\s\S])|(?<=\\[nrt][\s\S]))"  # `_B`, written after the first character
-_B1 = _B_AFTER_ONE
+_B1 = r"(?:(?<![A-Za-z0-9_][\s\S])|(?<=\\[nrt][\s\S]))"  # `_B`, written after the first character
 _TOK = r"[A-Za-z0-9_+/=.-]"
 
 # What may follow a secret word for it to end a name that is assigned: a closing quote (maybe
@@ -130,7 +129,7 @@ _EARLY: list[tuple[str, str, tuple[str, ...]]] = [
 ]
 _LATE: list[tuple[str, str, tuple[str, ...]]] = [
     # `_B` one character later, so a scan skips to each B (`re` cannot skip to a look-behind or a (?i) letter)
-    ("bearer-token", r"[Bb]" + _B_AFTER_ONE + r"(?i:earer)[ \t]{1,8}(?=[A-Za-z]{0,4096}+[0-9._~+/=-])(?P<v>[A-Za-z0-9._~+/=-]{12,4096}+)",
+    ("bearer-token", r"[Bb]" + _B1 + r"(?i:earer)[ \t]{1,8}(?=[A-Za-z]{0,4096}+[0-9._~+/=-])(?P<v>[A-Za-z0-9._~+/=-]{12,4096}+)",
      ("bearer",)),
     ("basic-auth", r"(?i:authorization)[ \t]{0,8}(?:\\{0,3}[\"'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\{0,3}[\"'])?[ \t]{0,8}"
                    r"(?i:basic)[ \t]{1,8}(?P<v>[A-Za-z0-9+/]{4,4096}+={0,2})", ("basic",)),

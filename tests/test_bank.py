@@ -386,6 +386,25 @@ def test_a_folder_whose_sync_fails_is_reported_with_its_error(tmp_path: Path, mo
     assert bank.fsync_dirs(folders) == {}
 
 
+def test_a_batchs_new_folders_are_synced_into_their_parents(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    made: list[Path] = []
+    bank_dir = tmp_path / "memories" / "--work-new--" / "bank"
+    bank.stage(bank_dir, bank.render(make_turn(cwd="/work/new")), made)
+    bank.stage(bank_dir, bank.render(make_turn(cwd="/work/new", turn_id="turn-2")), made)
+    assert made == [tmp_path / "memories", tmp_path / "memories" / "--work-new--", bank_dir]  # made once
+    synced = []
+    real = bank.fsync_dir
+    monkeypatch.setattr(bank, "fsync_dir", lambda path: synced.append(Path(path)) or real(path))
+    assert bank.fsync_dirs({bank_dir}, None, made) == {}
+    assert sorted(synced) == sorted([tmp_path, *made])  # each new folder's entry in its parent, and the bank's own
+    failure = OSError(errno.EIO, "I/O error")
+    monkeypatch.setattr(bank, "fsync_dir", lambda path: failure if Path(path) == tmp_path else None)
+    assert bank.fsync_dirs({bank_dir}, None, made) == {bank_dir: failure}  # its project may not stay: not counted
+    assert bank.fsync_dirs({bank_dir}, None) == {}  # a folder there already needs only its own sync
+
+
 def test_a_new_project_folder_is_synced_into_its_parent(tmp_path: Path, monkeypatch) -> None:
     import os
 

@@ -241,7 +241,7 @@ def test_entries_whose_folder_did_not_sync_are_counted_by_the_next_pass_once(iso
     _many_turns(isolated_home)
     real = bank.fsync_dirs
     failing = pytest.MonkeyPatch()
-    failing.setattr(bank, "fsync_dirs", lambda folders, writeback=None: (real(folders, writeback), {
+    failing.setattr(bank, "fsync_dirs", lambda folders, writeback=None, made=(): (real(folders, writeback, made), {
         folder: OSError(errno.EIO, "I/O error", str(folder)) for folder in folders})[1])
     try:
         first = run_pass(locs)

@@ -908,6 +908,7 @@ class _Pass:
         written: list[tuple[Turn, Path, str]] = []
         failed: list[Turn] = []
         staged: list[tuple[Turn, Entry, Path, str, Path | None]] = []
+        made: list[Path] = []  # folders the batch made (a new project's): synced into their parents with the rest
         memories = self.locs.memories
         folders: dict[str, tuple[str, Path]] = {}  # by cwd: a batch's entries come from a few projects
         for turn, entry in to_write:
@@ -918,7 +919,7 @@ class _Pass:
             tmp = None
             try:
                 if not bank.find_entry(folder, entry.file_iso, entry.turn_key, self._listing(folder)):
-                    tmp = bank.stage(folder, entry)
+                    tmp = bank.stage(folder, entry, made)
             except OSError as exc:
                 self._write_failed(turn, exc)
                 failed.append(turn)
@@ -943,7 +944,7 @@ class _Pass:
             if len(listing) > names:  # placed now (not an entry an earlier, killed pass left)
                 self.placed[str(path)] = entry
             written.append((turn, path, slug))
-        unsynced = bank.fsync_dirs({path.parent for _, path, _ in written}, writeback)
+        unsynced = bank.fsync_dirs({path.parent for _, path, _ in written}, writeback, made)
         if unsynced:  # placed, not yet sure to stay: not counted now; the next pass finds them and counts them
             for turn, path, _ in written:
                 if path.parent in unsynced:

@@ -28,8 +28,8 @@ _INVISIBLE_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x11
 _LOOKALIKES = {0xFF1C: "<", 0xFE64: "<", 0xFF1E: ">", 0xFE65: ">", 0xFF0F: "/", 0x2215: "/", 0x2044: "/",
                0x29F8: "/", 0xFF0D: "-", 0xFE63: "-", 0xFF3F: "_", 0xFE4D: "_", 0xFE4E: "_", 0xFE4F: "_",
                **{0xFF21 + k: chr(0x41 + k) for k in range(26)}, **{0xFF41 + k: chr(0x61 + k) for k in range(26)}}
-_invisible: dict[int, str | None] = {}  # the translate table (invisible: removed; look-alikes: folded), made on
-# the first non-ASCII text
+# the translate table (invisible: removed; look-alikes: folded), made on the first non-ASCII text
+_invisible: dict[int, str | None] = {}
 _TAG_JOINERS = frozenset("_-\u2010\u2011\u2012\u2013\u2014\u2015\u00ad\u200b")  # and any white space
 _TAG_SPELLING = r"harnesslink[\s_\-\u2010-\u2015\u00ad\u200b]*memory"  # what _spell_out_tag finds, as a regex
 

@@ -359,16 +359,18 @@ def _candidates(entry: Entry):
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
-def stage(bank_dir: Path, entry: Entry) -> Path:
+def stage(bank_dir: Path, entry: Entry, made: list[Path] | None = None) -> Path:
     """An entry's bytes in a temporary file of its folder, not yet synced (see `write`'s `staged`).
 
     Three system calls for most (open, write, close): a pass stages hundreds, and the folder is made only
-    when it is missing."""
+    when it is missing (the folders made then are added to `made`, for `fsync_dirs`)."""
     tmp = _temporary(bank_dir, entry.name_stem)
     try:
         fd = os.open(tmp, _NEW_FILE, 0o666)
     except FileNotFoundError:
-        make_folder(bank_dir)
+        new = make_folder(bank_dir)
+        if made is not None:
+            made += new
         fd = os.open(tmp, _NEW_FILE, 0o666)
     try:
         data = memoryview(entry.text.encode())
@@ -455,14 +457,14 @@ class Writeback:
 
     @classmethod
     def watch(cls, folder: Path, files: int) -> Writeback | None:
-        """A watch on `folder`'s file system (made if missing) for a batch of `files`, or None where one
-        syncfs is not the faster or not the sure way: one file, an older kernel, much else to write, a file
+        """A watch on the file system `folder` is (or will be made) on, for a batch of `files`, or None where
+        one syncfs is not the faster or not the sure way: one file, an older kernel, much else to write, a file
         system not in SYNCFS_TYPES."""
         if files < SYNCFS_FILES or (syncfs := _syncfs()) is None or _dirty_bytes() > SYNCFS_DIRTY_MAX:
             return None
+        existing = next((f for f in (folder, *folder.parents) if f.is_dir()), folder)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            fd = os.open(existing, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             return None
         try:
@@ -579,17 +581,18 @@ def _dirty_bytes() -> int:
         return 1 << 62
 
 
-def fsync_dirs(folders: set[Path], writeback: Writeback | None = None) -> dict[Path, OSError]:
-    """Each folder's entries made durable, with its own entry in its parent and its parent's (a project that
-    is new in this batch): by one syncfs with a `writeback` watch, else `fsync_dir` of each, several at a time.
-    The folders whose sync failed, with the error."""
-    if not folders or writeback is not None and writeback.sync(folders):
+def fsync_dirs(folders: set[Path], writeback: Writeback | None = None, made: list[Path] = ()) -> dict[Path, OSError]:
+    """Each folder's entries made durable, and each folder in `made` (made by this batch: `stage`) in its
+    parent: by one syncfs with a `writeback` watch, else `fsync_dir` of each, several at a time. The folders
+    whose sync failed, or one of whose new parents' did, with the error."""
+    every = set(folders) | {folder.parent for folder in made}
+    if not folders or writeback is not None and writeback.sync(every):
         return {}
-    every = sorted(folders | {f.parent for f in folders} | {f.parent.parent for f in folders})
-    errors = dict(zip(every, [fsync_dir(f) for f in every] if len(every) < 2
-                      else _Pool.results(_pool().start(fsync_dir, every))))
-    return {f: errors[f] or errors[f.parent] or errors[f.parent.parent] for f in folders
-            if errors[f] or errors[f.parent] or errors[f.parent.parent]}
+    ordered = sorted(every)
+    results = [fsync_dir(f) for f in ordered] if len(ordered) < 2 else _Pool.results(_pool().start(fsync_dir, ordered))
+    failed = {f: error for f, error in zip(ordered, results) if error is not None}
+    found = {f: failed.get(f) or next((failed[p] for p in f.parents if p in failed), None) for f in folders}
+    return {f: error for f, error in found.items() if error is not None}
 
 
 def make_folder(path: Path) -> list[Path]:
@@ -678,7 +681,7 @@ class _Pool:
         return [result for _, result, _ in pending]
 
 
-_POOL: tuple[int, _Pool] | None = None  # (pid, pool): the sync threads of a pass's batches (`stop_syncing` lets them go)
+_POOL: tuple[int, _Pool] | None = None  # (pid, pool): a pass's sync threads (`stop_syncing` lets them go)
 
 
 def stop_syncing() -> None:
