@@ -54,19 +54,25 @@ def harnesslink(*argv: str, home: Path, terminal: tuple[int, int] | None = None,
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", terminal[1], terminal[0], 0, 0))
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
     os.close(slave)
+    seen = _drain(master)  # read as it comes: a full pty would stall the verb
+    stdout = proc.stdout.read().decode()
+    assert proc.wait(timeout=120) == 0, seen
+    return stdout, seen
+
+
+def _drain(master: int) -> bytes:
+    """All a pty's writer sent until it closed its end (one read may return only part of it); closes `master`."""
     seen = b""
-    while True:  # read as it comes: a full pty would stall the verb
+    while True:
         try:
             chunk = os.read(master, 65536)
-        except OSError:  # EIO: the verb has exited and closed the slave
+        except OSError:  # EIO: the writer has closed the slave
             break
         if not chunk:
             break
         seen += chunk
     os.close(master)
-    stdout = proc.stdout.read().decode()
-    assert proc.wait(timeout=120) == 0, seen
-    return stdout, seen
+    return seen
 
 
 @pytest.fixture
@@ -171,8 +177,7 @@ def test_a_bar_on_a_terminal_shows_how_far_and_how_long_to_go() -> None:
         bars.report("vectors", 500, 400)  # the work outgrew the estimate: the total grows, never past 100%
         bars.close()
         stream.flush()
-        drawn = os.read(master, 65536)
-    os.close(master)
+    drawn = _drain(master)
     assert b" 25%|" in drawn and ETA.search(drawn), drawn
     assert b"500/500" in drawn and b"125%" not in drawn
 
