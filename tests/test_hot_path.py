@@ -27,7 +27,7 @@ HEAVY = {
     "functools", "collections",  # what _sqlite3 would import, but for harnesslink_core.fastsqlite
 }
 CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.banking", "harnesslink_core.banking.background",
-        "harnesslink_core.log", "harnesslink_core.wirejson", "harnesslink_core.hooks", "_json", "__future__"}
+        "harnesslink_core.log", "harnesslink_core.wirejson", "harnesslink_core.safefile", "harnesslink_core.hooks", "_json", "__future__"}
 DECIDE = {"harnesslink_core.store", "harnesslink_core.store.scope", "harnesslink_core.store.identity", "harnesslink_core.recall", "harnesslink_core.recall.terms",
           "harnesslink_core.recall.lexicon", "harnesslink_core.recall.tokens", "harnesslink_core.control",
           "harnesslink_core.control.exclusion"}

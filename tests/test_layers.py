@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "harnesslink_core"
 # bottom first; a name is a top-level module or a sub-package (all of its modules)
 LAYERS = [
     ("foundations", {"paths", "clock", "log", "errors", "config", "redact", "wirejson", "fastsqlite", "model",
-                     "atomic"}),
+                     "atomic", "safefile"}),
     ("readers", {"harnesses"}),
     ("store", {"store"}),
     ("recall", {"recall"}),
