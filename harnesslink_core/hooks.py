@@ -351,14 +351,20 @@ def _remember_brief(ctx: Context, entries: list[str]) -> None:
 
 
 def stop(ctx: Context) -> None:
-    """Bank the turn that just finished, from the transcript we were given; leave the rest to a background pass."""
+    """Bank the turn that just finished, from the transcript we were given, once the answer is out: the
+    harness waits for this hook before the next prompt, and nothing it sees depends on the banking."""
     if ctx.opts.dry_run:
         ctx.notes.append(f"would bank the finished turn of {ctx.transcript or '(no transcript path)'}")
         return
-    from . import clock
+    stopped_at = _now()
+    ctx.after_answer(lambda: _bank_finished_turn(ctx, stopped_at), "stop: banking the finished turn failed")
+
+
+def _bank_finished_turn(ctx: Context, stopped_at: float) -> None:
+    """The stop hook's pass; the rest (a backlog, a pass locked out) is left to a background pass."""
     from .banking import autobank
 
-    signal = autobank.StopSignal(ctx.harness, ctx.session, ctx.transcript, clock.now(), ctx.last_message,
+    signal = autobank.StopSignal(ctx.harness, ctx.session, ctx.transcript, stopped_at, ctx.last_message,
                                  ctx.turn_id)
     paths = [_path(ctx.transcript)] if ctx.transcript else None
     report = autobank.run_pass(ctx.locs, paths=paths, stop=signal, harnesses=[ctx.harness])
@@ -367,7 +373,11 @@ def stop(ctx: Context) -> None:
 
 
 def pre_compact(ctx: Context) -> None:
-    """Bank what is settled and refresh this session's state file before the context is compacted."""
+    """Bank what is settled and refresh this session's state file before the context is compacted.
+
+    Before the answer, unlike the stop hook's: the session-start hook that follows the compaction gives
+    the session its state file in the brief (`source: compact`), and only a pass refreshes it. The
+    harness compacts (a model call of seconds) after this hook anyway."""
     if ctx.opts.dry_run:
         ctx.notes.append(f"would bank settled turns and refresh the state of {ctx.transcript or '(no transcript)'}")
         return
@@ -379,6 +389,12 @@ def pre_compact(ctx: Context) -> None:
 
 HANDLERS = {"user-prompt-submit": prompt_context, "session-start": session_context, "stop": stop,
             "pre-compact": pre_compact}  # what each event says to the agent, if anything
+
+
+def _now() -> float:
+    import time
+
+    return time.time()
 
 
 def _path(text: str):
@@ -576,18 +592,29 @@ def process_main(argv: list[str] | None = None) -> None:
 
 
 def _leave_the_harness() -> None:
-    """Fork: the parent exits at once (the harness has its answer and moves on), the child returns
-    to do the remaining work, having let go of the harness's pipes (the harness waits until every
-    writer has closed them). Where there is no fork, this process simply carries on."""
+    """Let the harness go, and return in a process it neither waits for nor can kill: this one exits at
+    once (the harness has its answer), after its child has started the grandchild that returns here in
+    a session of its own (a harness that kills the hook's process group does not reach it), holding
+    none of the harness's pipes (a harness waits until every writer has closed them). Where there is
+    no fork, this process simply carries on."""
     try:
         pid = os.fork()
     except OSError:
         return
     if pid:
-        os._exit(0)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
+        try:
+            os.waitpid(pid, 0)  # the grandchild has left the group, and no longer holds the pipes
+        finally:
+            os._exit(0)
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        if os.fork():
+            os._exit(0)
+    except OSError:  # no second fork: this child does the work, and the harness waits for it
+        return
 
 
 def hook_script_main(event: str) -> int:

@@ -185,3 +185,31 @@ def corpus_world(tmp_path: Path) -> tuple[dict[str, str], Locations]:
     build_corpus(locs)
     index.refresh(locs)
     return env, locs
+
+
+def eventually(check, seconds: float = 5.0, every: float = 0.01):
+    """`check()`'s first truthy value within `seconds`, else its last: for what a hook does after its answer."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(every)
+
+
+def indexed_entries(locs: Locations) -> int:
+    """How many entries the search index holds (0 while there is none, or it is busy)."""
+    from harnesslink_core.recall import index, query
+
+    try:
+        conn = index.connect(locs, create=False, busy_ms=50)
+    except index.IndexUnavailable:
+        return 0
+    try:
+        return query.count(conn)
+    except index.sqlite3.OperationalError:
+        return 0
+    finally:
+        conn.close()

@@ -332,7 +332,8 @@ def test_locked_index(locs, isolated_home, capsys, monkeypatch):
 
 # --- SIGKILL at each write point ------------------------------------------------------------
 
-KILLER = """
+# the patches that SIGKILL a pass at one write point (sys.argv[1]), before the code that runs the pass
+KILL_AT = """
 import os, signal, sys
 from harnesslink_core.banking import autobank
 from harnesslink_core.store import bank, ledger, projectfiles, state
@@ -368,6 +369,8 @@ elif point == "summary":
 elif point == "index":
     from harnesslink_core.recall import index
     index._insert_doc = die
+"""
+KILLER = KILL_AT + """
 autobank.run_pass(locations())
 print("not killed")
 """

@@ -16,7 +16,8 @@ import pytest
 from conftest import FIXTURES
 from harnesslink_core.hooks import answer
 from harnesslink_core.recall import index, query
-from memory_helpers import REPO, SHOP, build_corpus, corpus_world, make_env, make_locs, run_hook
+from memory_helpers import (REPO, SHOP, build_corpus, corpus_world, eventually, indexed_entries, make_env, make_locs,
+                            run_hook)
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 LOGIN_ENTRY = "2026-08-20T09-12-00-000Z--the-login-test-fails-every-night-around-midnight.md"
@@ -140,6 +141,7 @@ def test_a_banked_real_transcript_answers_a_question_in_other_words(tmp_path):
                                                  "cwd": "/workspace", "hook_event_name": "Stop"})
     assert stop == {}
     bank = home / ".superpi" / "agent" / "memories" / "--workspace--" / "bank"
+    assert eventually(lambda: indexed_entries(make_locs(tmp_path)) == 5)  # banked and indexed after the answer
     assert len(list(bank.glob("*.md"))) == 5
     # the turn that ran `cat nonexistent.txt` and got "No such file or directory"
     result, _ = hook(env, "user-prompt-submit", "codex", {

@@ -165,8 +165,9 @@ PASS_NEVER = {"argparse", "subprocess", "email", "http", "asyncio", "ssl", "json
 def test_stop_and_pre_compact_import_the_pass_but_nothing_it_does_not_use(world, event, tmp_path):
     env, locs = world
     transcript = tmp_path / "home" / "none.jsonl"
-    modules = hook_modules(env, event, "--harness", "claude-code",
-                           payload={"session_id": "s", "cwd": SHOP, "transcript_path": str(transcript)})
+    answered, after = hook_run(env, event, "--harness", "claude-code",
+                               payload={"session_id": "s", "cwd": SHOP, "transcript_path": str(transcript)})
+    modules = answered | after
     assert "harnesslink_core.banking.autobank" in modules
     never = {m for m in modules if m in PASS_NEVER or any(m.startswith(n + ".") for n in PASS_NEVER)}
     assert not never, sorted(never)
