@@ -309,9 +309,9 @@ def walk(locs: Locations, items: list[Item], terminal: Terminal, cwd: str) -> Ta
 
 def _decide(locs: Locations, item: Item, key: str, terminal: Terminal, cwd: str) -> tuple[str, str] | None:
     """Carry out one key on one item: (what was done, the line saying so), or None for a key that means nothing."""
-    home = item.cwd if item.cwd and project_slug(item.cwd) == item.project else cwd  # resolves its ids
+    home = _home(item, cwd)
     if key == "k":
-        keep(locs, item)
+        keep(locs, item, cwd)
         return "kept", f"kept; not listed again as {' or '.join(_kind_of(r) for r in item.reasons)}"
     if key == "f":
         targets = forget.select(locs, ids=[item.entry], projects=[item.project])
@@ -328,17 +328,23 @@ def _decide(locs: Locations, item: Item, key: str, terminal: Terminal, cwd: str)
         change = supersede.supersede(locs, home, old, supersede.resolve(locs, home, newer), actor=ACTOR)
         return "superseded", change.message
     if key == "c":
-        change = supersede.confirm(locs, supersede.resolve(locs, home, item.entry), actor=ACTOR)
+        change = supersede.confirm(locs, home, supersede.resolve(locs, home, item.entry), actor=ACTOR)
         return "confirmed", change.message
     return None
 
 
-def keep(locs: Locations, item: Item) -> None:
+def _home(item: Item, cwd: str) -> str:
+    """The folder a decision on `item` is made from, which resolves its ids and whose own entries it may
+    change: the entry's own folder when it names one of its project, `cwd` otherwise."""
+    return item.cwd if item.cwd and project_slug(item.cwd) == item.project else cwd
+
+
+def keep(locs: Locations, item: Item, cwd: str = "") -> None:
     """A person kept the entry as it is: one `reviewed` record naming the reasons it was kept for; for a
     proposal, a `rejected` line in TRUST.md too, so no machine proposes the pair again."""
     if item.newer:
         trust.append_proposal(locs, trust.Proposal(clock.iso(clock.now()), trust.REJECTED, item.entry, item.newer,
-                                                   ACTOR))
+                                                   ACTOR), supersede.own_projects(locs, _home(item, cwd)))
     history.append(locs, [history.event("reviewed", ACTOR, entry=item.entry, detail=KEPT + ", ".join(item.reasons))])
 
 

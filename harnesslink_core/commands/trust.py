@@ -1,7 +1,8 @@
 """`harnesslink supersede OLD NEW [--undo]` and `harnesslink confirm ID [--undo]`: say which entries
 still hold (SPEC §11). Ids as `memory_get` takes them: the path `harnesslink recall` prints,
 `<project>/bank/<file>.md` (after `--`: a project slug starts with `--`), a file name, a time id;
-both entries in this project's scope (its own, its repository's other slugs, its linked projects)."""
+both entries in this project's scope (its own, its repository's other slugs, its linked projects), and OLD
+(the confirmed entry) its own: a linked project's trust state is that project's to change."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         new = supersede.resolve(locs, cwd, args.new)
         change = supersede.supersede(locs, cwd, old, new, actor=ACTOR, undo=args.undo)
     else:
-        change = supersede.confirm(locs, supersede.resolve(locs, cwd, args.entry), actor=ACTOR, undo=args.undo)
+        change = supersede.confirm(locs, cwd, supersede.resolve(locs, cwd, args.entry), actor=ACTOR,
+                                   undo=args.undo)
     print(change.message)
     return 0

@@ -392,7 +392,7 @@ def propose(locs: Locations, paths: list[str | Path], known: dict[str, Entry] | 
                     continue
                 actor = f"autobank:{new.origin.split(':')[-1] or 'unknown'}"
                 trust.append_proposal(locs, trust.Proposal(_now(), trust.PROPOSED, finding.old, finding.newer,
-                                                           actor, finding.evidence))
+                                                           actor, finding.evidence), [new.project])
                 history.append(locs, [history.event("proposed", actor, entry=finding.old,
                                                     detail=f"superseded by {finding.newer}: {finding.evidence}")])
                 pairs.add((finding.old, finding.newer))

@@ -1,10 +1,12 @@
 """Changing an entry's trust state (SPEC §11): `harnesslink supersede OLD NEW`, `harnesslink confirm ID`
 and the memory tool's `memory_bank {supersedes}` all go through here.
 
-The rules: both entries are in the caller's scope (its project, its repository's other slugs, its
-linked projects; the memory tool: its own project only), neither was forgotten, the newer one's work
-happened after the older one's, and no supersession goes round in a circle. Each change is one line
-appended to the older entry's project's TRUST.md (`store.trust`) and one history record (`_record`).
+The rules: the entry whose state changes (the older one, the confirmed one) is the caller's own (its
+project or its repository's other slugs, `own_projects`; the memory tool: its own project only): a
+project never rewrites the trust state of a project it links. The newer entry may be anywhere in the
+caller's scope (its linked projects too); neither was forgotten, the newer one's work happened after
+the older one's, and no supersession goes round in a circle. Each change is one line appended to the
+older entry's project's TRUST.md (`store.trust`) and one history record (`_record`).
 """
 
 from __future__ import annotations
@@ -48,10 +50,8 @@ def resolve(locs: Locations, cwd: str, wanted: str, *, own_only: bool = False) -
     path = find_entry(locs, cwd, wanted.strip())
     slug, _, name = os.path.relpath(path, os.path.realpath(locs.memories)).split(os.sep)
     rel = f"{slug}/bank/{name}"
-    own = project_slug(cwd)
-    if own_only and slug != own:
-        raise TrustError(f"{rel} is an entry of {slug}, not of this project ({own}): "
-                         "only this project's own entries can be superseded here")
+    if own_only:
+        trust.check_own(rel, [project_slug(cwd)])
     if tombstones(locs).covers(slug, name):
         raise TrustError(f"{rel} was forgotten (harnesslink forget)")
     entry = read_entry(Path(path), slug)
@@ -66,10 +66,22 @@ def check_newer(old: Ref, new_ts: float, new_name: str = "the new entry") -> Non
                          "only a newer entry supersedes an older one")
 
 
+def own_projects(locs: Locations, cwd: str) -> list[str]:
+    """The projects whose entries' trust state `cwd` may change: its own and its repository's other slugs
+    (one project, SPEC §11), never a linked one."""
+    from ..store.identity import joined
+    from ..store.scope import project_slug
+
+    own = project_slug(cwd)
+    return [own, *joined(locs, own, cwd)]
+
+
 def supersede(locs: Locations, cwd: str, old: Ref, new: Ref, *, actor: str, undo: bool = False) -> Change:
-    """`new` supersedes `old` (or, with `undo`, no longer does)."""
+    """`new` supersedes `old` (or, with `undo`, no longer does); `old` is `cwd`'s own."""
     from ..store.scope import scope_for
 
+    own = own_projects(locs, cwd)
+    trust.check_own(old.rel, own)
     if old.rel == new.rel:
         raise TrustError(f"{old.rel} cannot supersede itself")
     state = trust.state(locs, [*scope_for(locs, cwd), old.slug, new.slug])
@@ -77,7 +89,7 @@ def supersede(locs: Locations, cwd: str, old: Ref, new: Ref, *, actor: str, undo
     if undo:
         if not in_force:
             raise TrustError(f"{old.rel} is not superseded by {new.rel}: nothing to undo")
-        event = _write(locs, trust.Event(_now(), trust.SUPERSEDED, old.rel, new.rel, actor, undo=True))
+        event = _write(locs, own, trust.Event(_now(), trust.SUPERSEDED, old.rel, new.rel, actor, undo=True))
         others = [newer for newer, _, _ in state.superseded[old.rel] if newer != new.rel]
         rest = f"still superseded by {others[-1]}" if others else "current again: sessions may be given it"
         return Change(event, f"{old.rel} is no longer superseded by {new.rel}; it is {rest}")
@@ -87,30 +99,32 @@ def supersede(locs: Locations, cwd: str, old: Ref, new: Ref, *, actor: str, undo
     if old.rel in state.newer_chain(new.rel):
         raise TrustError(f"{new.rel} is itself superseded by {old.rel} (directly or through others): "
                          "a supersession may not go round in a circle")
-    event = _write(locs, trust.Event(_now(), trust.SUPERSEDED, old.rel, new.rel, actor))
+    event = _write(locs, own, trust.Event(_now(), trust.SUPERSEDED, old.rel, new.rel, actor))
     return Change(event, f"{old.rel} is superseded by {new.rel}: sessions are no longer given it, a search "
                          "shows it marked and below the current entries")
 
 
-def confirm(locs: Locations, ref: Ref, *, actor: str, undo: bool = False) -> Change:
-    """A person says `ref` holds (or, with `undo`, takes that back)."""
+def confirm(locs: Locations, cwd: str, ref: Ref, *, actor: str, undo: bool = False) -> Change:
+    """A person says `ref`, an entry of `cwd`'s own, holds (or, with `undo`, takes that back)."""
+    own = own_projects(locs, cwd)
+    trust.check_own(ref.rel, own)
     state = trust.state(locs, [ref.slug])
     if undo:
         if ref.rel not in state.confirmed:
             raise TrustError(f"{ref.rel} is not confirmed: nothing to undo")
-        event = _write(locs, trust.Event(_now(), trust.CONFIRMED, ref.rel, actor=actor, undo=True))
+        event = _write(locs, own, trust.Event(_now(), trust.CONFIRMED, ref.rel, actor=actor, undo=True))
         return Change(event, f"{ref.rel} is no longer confirmed")
     if ref.rel in state.confirmed:
         return Change(None, f"{ref.rel} was already confirmed ({_when(state.confirmed[ref.rel][0])}); nothing changed")
-    event = _write(locs, trust.Event(_now(), trust.CONFIRMED, ref.rel, actor=actor))
+    event = _write(locs, own, trust.Event(_now(), trust.CONFIRMED, ref.rel, actor=actor))
     newer = state.superseded_by(ref.rel)
     still = (f"; it stays superseded by {newer[0]} until `harnesslink supersede {ref.rel} {newer[0]} --undo`"
              if newer else "")
     return Change(event, f"{ref.rel} is confirmed: a person says it holds{still}")
 
 
-def _write(locs: Locations, event: trust.Event) -> trust.Event:
-    trust.append(locs, event)
+def _write(locs: Locations, own: list[str], event: trust.Event) -> trust.Event:
+    trust.append(locs, event, own)
     _record(locs, event)
     return event
 

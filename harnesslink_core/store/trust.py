@@ -8,13 +8,16 @@ carries like the rest of the tree, so every machine that pulls agrees. One event
     - 2026-08-28T10:32:00.000Z confirmed `<slug>/bank/<entry>.md` (mcp:codex)
 
 The file is only ever appended to; for a pair (old, new), and for a confirmed entry, the last line wins,
-so `undo` is a line too. A project's file speaks only for its own entries. Reading is lenient: a line
-that does not read as an event (a note, a hand edit gone wrong) is skipped, never fatal.
+so `undo` is a line too. A project's file speaks only for its own entries, and only that project writes
+it (`check_own`). Reading is lenient: a line that does not read as an event (a note, a hand edit gone
+wrong) is skipped, never fatal. Readers read a bounded start of the file (MAX_READ) and writers never
+append past it, so a change reported as done is one every reader sees.
 
 An entry is superseded while any pair naming it as the older is in force; confirmed while a person's
 confirmation stands and nothing supersedes it; current otherwise. Two times come with it: when an
-entry was recorded (its file's time; `ts` is when the work happened) and when it stopped being current
-(the supersession's line). `state(..., as_of=T)` is the state as it stood at T.
+entry's work happened (`ts`) and when it was recorded (its file's time); when it stopped being current,
+by the same two times (the `ts` of the entry that superseded it, the supersession's line).
+`state(..., as_of=T)` is the state at T by the time the work happened, `known_at=T` by record time.
 
 Detection (`control.detect`) only proposes; its lines sit in the same file and never count as a supersession:
 
@@ -25,15 +28,18 @@ A proposal is open until a person decides the pair: accepting writes an ordinary
 `rejected` one; either way (an undo too) the pair is never proposed again. `parse_line` reads neither, so a
 reader that knows no proposals (the prompt hook, an older version on another machine) skips them.
 
-`superseded_paths` is on the prompt hook's path: stdlib `os` only, one failed open per project
+`superseded_paths` is on the prompt hook's path: stdlib `os` and `stat` only, one failed open per project
 without a file, and no time parsed.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
+from ..errors import TrustError
 from ..paths import Locations
+from ..safefile import read_regular
 
 TRUST_FILE = "TRUST.md"
 HEADER = """# Trust state of this project's entries
@@ -49,7 +55,9 @@ read as an event are skipped.
 SUPERSEDED, CONFIRMED = "superseded", "confirmed"
 PROPOSED, REJECTED = "proposed", "rejected"  # a detector's proposal, and a person's no to it
 EVIDENCE_CHARS = 400
-MAX_READ = 4 * 1024 * 1024  # a file this large is not ours: its start is read
+MAX_READ = 4 * 1024 * 1024  # what readers read of a file; a writer refuses to append past it
+_WRITE_FLAGS = (os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                | getattr(os, "O_CLOEXEC", 0))
 
 
 class Event:
@@ -113,7 +121,8 @@ def is_entry_path(text: str) -> bool:
     parts = text.split("/")
     return (len(parts) == 3 and parts[1] == "bank" and parts[2].endswith(".md") and not parts[2].startswith(".")
             and parts[0].strip(".-") != "" and parts[0] not in (".", "..")
-            and not any(c in text for c in "\\`\x00\n\r"))
+            and "\\" not in text and "`" not in text and "\x00" not in text and "\n" not in text
+            and "\r" not in text)  # not any(...): every line of a TRUST.md asks it twice, on the prompt's path
 
 
 # --- reading ---------------------------------------------------------------------------------------------
@@ -137,11 +146,15 @@ def read_events(locs: Locations, slugs) -> list[Event]:
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read(MAX_READ).decode("utf-8", "replace")
-    except OSError:  # almost always: no such file (one failed open, as cheap as a stat)
+    """The file's first MAX_READ bytes, up to the last whole line in them: a writer appends only what ends
+    within them (`_append_line`), so whatever lies beyond was never reported as done. "" for a file that is
+    missing (one failed open, as cheap as a stat), a symlink, a FIFO or anything but a regular file."""
+    data = read_regular(path, MAX_READ + 1)
+    if not data:
         return ""
+    if len(data) > MAX_READ:
+        data = data[:data.rfind(b"\n", 0, MAX_READ) + 1]
+    return data.decode("utf-8", "replace")
 
 
 def _in_force(events: list[Event]) -> dict[tuple[str, str, str], Event]:
@@ -159,26 +172,38 @@ def superseded_paths(locs: Locations, slugs) -> set[str]:
 
 
 class TrustState:
-    """The trust state of the entries of some projects, at one moment.
+    """The trust state of the entries of some projects, at one moment (both None: now).
 
-    `as_of`: that moment (None: now); an entry recorded after it was not known then, and the
-    callers that search leave it out (`recall.pull.recall`)."""
+    `as_of`, by the time the work happened: an entry is in force from its `ts` until the `ts` of the
+    entry that superseded it, a confirmation from when a person said it. `known_at`, by record time:
+    what memory held then, the lines written by then. The callers that search leave out the entries
+    not in force yet (`bounds`, `recall.pull.recall`)."""
 
-    def __init__(self, events: list[Event], as_of: float | None = None) -> None:
+    def __init__(self, events: list[Event], as_of: float | None = None, known_at: float | None = None) -> None:
         from ..clock import parse_iso
 
-        self.as_of = as_of
+        self.as_of, self.known_at = as_of, known_at
         self.superseded: dict[str, list[tuple[str, float, str]]] = {}  # old -> [(newer, when, actor)], latest last
         self.confirmed: dict[str, tuple[float, str]] = {}  # entry -> (when, actor)
         timed = [(parse_iso(e.time) or 0.0, e) for e in events]
-        kept = [e for when, e in timed if as_of is None or when <= as_of]
+        kept = [e for when, e in timed if known_at is None or when <= known_at]
         when_of = {id(e): when for when, e in timed}
         for event in _in_force(kept).values():
             when = when_of[id(event)]
+            if as_of is not None and (_work_time(event.newer, when) if event.kind == SUPERSEDED else when) > as_of:
+                continue
             if event.kind == SUPERSEDED:
                 self.superseded.setdefault(event.entry, []).append((event.newer, when, event.actor))
             else:
                 self.confirmed[event.entry] = (when, event.actor)
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """(work, record): the latest `ts` and file time of an entry in force at this moment; None: now."""
+        if self.as_of is None and self.known_at is None:
+            return None
+        recorded = float("inf") if self.known_at is None else self.known_at
+        return min(recorded, float("inf") if self.as_of is None else self.as_of), recorded
 
     def of(self, entry: str) -> str:
         if entry in self.superseded:
@@ -211,19 +236,29 @@ class TrustState:
         return seen
 
 
+def _work_time(entry: str, recorded: float) -> float:
+    """When the work of `<slug>/bank/<file>.md` happened: the time its file name starts with (the bank
+    names it by its `ts`); `recorded` for a name without one."""
+    from .entries import ts_from_name
+
+    found = ts_from_name(entry.rsplit("/", 1)[-1])
+    return recorded if found is None else found
+
+
 def _day(seconds: float) -> str:
     import time
 
     return time.strftime("%Y-%m-%d", time.gmtime(seconds)) if seconds else "undated"
 
 
-def state(locs: Locations, slugs, *, as_of: float | None = None) -> TrustState:
-    """The trust state of these projects' entries now, or as it stood at `as_of`."""
-    return TrustState(read_events(locs, slugs), as_of)
+def state(locs: Locations, slugs, *, as_of: float | None = None, known_at: float | None = None) -> TrustState:
+    """The trust state of these projects' entries now, or as it stood at `as_of` (by the time the work
+    happened) and `known_at` (by record time)."""
+    return TrustState(read_events(locs, slugs), as_of, known_at)
 
 
 def as_of_time(text: str) -> float:
-    """`--as-of`: `2026-08-28` (to the end of that day, UTC) or an ISO time; ValueError otherwise."""
+    """`--as-of`, `--known-at`: `2026-08-28` (to the end of that day, UTC) or an ISO time; ValueError otherwise."""
     from ..clock import parse_iso
 
     value = text.strip()
@@ -318,47 +353,68 @@ def decided_or_proposed(locs: Locations, slug: str) -> set[tuple[str, str]]:
 # --- writing ---------------------------------------------------------------------------------------------
 
 
-def append(locs: Locations, event: Event) -> str:
-    """Add `event` at the end of its entry's project's TRUST.md (made with its header if missing); the
-    file's path. One `write` on an O_APPEND descriptor: two writers never interleave a line."""
+def check_own(entry: str, own) -> None:
+    """TrustError unless `entry` is an entry of one of the projects `own` names (the writer's own project
+    and its repository's other slugs): a project writes trust state only about its own entries."""
+    slug = entry.split("/", 1)[0]
+    if slug not in own:
+        mine = next(iter(own), "none")
+        raise TrustError(f"{entry} is an entry of {slug}, not of this project ({mine}): a project changes the "
+                         "trust state of its own entries only")
+
+
+def append(locs: Locations, event: Event, own) -> str:
+    """Add `event` at the end of its entry's project's TRUST.md (made with its header if missing), for a
+    writer whose own projects are `own` (`check_own`); the file's path."""
     if parse_line(event.line()) is None or any(c in event.actor for c in "()`\n\r"):
         raise ValueError(f"not an event that reads back: {event!r}")
-    return _append_line(locs, event.entry, event.line())
+    return _append_line(locs, event.entry, event.line(), own)
 
 
-def append_proposal(locs: Locations, proposal: Proposal) -> str:
+def append_proposal(locs: Locations, proposal: Proposal, own) -> str:
     """Add a proposal (or a rejection) at the end of its older entry's project's TRUST.md, as `append` does."""
     if parse_proposal(proposal.line()) is None or any(c in proposal.actor for c in "()`\n\r"):
         raise ValueError(f"not a proposal that reads back: {proposal!r}")
-    return _append_line(locs, proposal.entry, proposal.line())
+    return _append_line(locs, proposal.entry, proposal.line(), own)
 
 
-def _append_line(locs: Locations, entry: str, line: str) -> str:
+def _append_line(locs: Locations, entry: str, line: str, own) -> str:
+    """One line appended under an exclusive lock on the file itself: the writer that finds it empty writes
+    the header first, and no line goes past MAX_READ (readers would not see it: TrustError instead). Only a
+    regular file is written, never through a symlink, and opening a FIFO never blocks."""
+    check_own(entry, own)
     folder = os.path.join(locs.memories_path, entry.split("/", 1)[0])
     path = os.path.join(folder, TRUST_FILE)
     os.makedirs(folder, exist_ok=True)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        pass
-    else:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(HEADER)
-    data = line + "\n"
-    if not _ends_with_newline(path):  # a hand edit left the last line open
-        data = "\n" + data
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        fd = os.open(path, _WRITE_FLAGS, 0o644)
+    except OSError as exc:  # a symlink (ELOOP), a FIFO nobody reads (ENXIO), a folder (EISDIR), ...
+        raise TrustError(f"{path} cannot be written: {exc.strerror or exc}") from None
     try:
-        os.write(fd, data.encode("utf-8"))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TrustError(f"{path} is not a regular file: nothing was written")
+        _lock(fd)
+        size = os.fstat(fd).st_size
+        data = ((HEADER if size == 0 else "" if _ends_with_newline(fd, size) else "\n")  # a hand edit left it open
+                + line + "\n").encode("utf-8")
+        if size + len(data) > MAX_READ:
+            raise TrustError(f"{path} holds {size:,} bytes: a line past its first {MAX_READ:,} would never be "
+                             "read, so nothing was written; move it aside or trim lines that are not events")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
     finally:
-        os.close(fd)
+        os.close(fd)  # lets go of the lock
     return path
 
 
-def _ends_with_newline(path: str) -> bool:
-    with open(path, "rb") as f:
-        size = f.seek(0, os.SEEK_END)
-        if size == 0:
-            return True
-        f.seek(size - 1)
-        return f.read(1) == b"\n"
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # no flock here: O_APPEND still keeps every line, only the header's place is not sure
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _ends_with_newline(fd: int, size: int) -> bool:
+    return os.pread(fd, 1, size - 1) == b"\n"

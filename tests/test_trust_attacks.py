@@ -1,0 +1,202 @@
+"""TRUST.md under attack: a change the CLI reports as done is in force for every reader whatever the file's
+size, a project never writes the trust state of a project it links, writers racing to create the file lose
+no event, and a FIFO or a symlink named TRUST.md neither holds nor redirects anyone."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+
+import pytest
+
+from harnesslink_core.main import main
+from harnesslink_core.store import history, trust
+from harnesslink_core.store.scope import project_slug
+from memory_helpers import SHARED_LIB, SHOP, corpus_world, run_hook, write_entry
+
+SLUG, LIB = project_slug(SHOP), project_slug(SHARED_LIB)
+LOGIN = f"{SLUG}/bank/2026-08-20T09-12-00-000Z--the-login-test-fails-every-night-around-midnight.md"
+LEAK = f"{SLUG}/bank/2026-08-27T17-45-00-000Z--memory-keeps-growing-in-the-websocket-server.md"
+RETRY = f"{LIB}/bank/2026-08-19T10-00-00-000Z--http-client-should-retry-failed-calls.md"
+LOGIN_PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
+RETRY_PROMPT = "does the shared http client retry failed calls with exponential backoff and jitter?"
+
+
+@pytest.fixture
+def world(tmp_path):
+    env, locs = corpus_world(tmp_path)
+    newer = write_entry(
+        locs, SHOP, title="Session cookie expiry now comes from the auth service",
+        actions=[("edit", {"path": "src/auth/session.py"})],
+        result="The login session cookie no longer computes its own expiry at all: the auth service sets it, so "
+               "the midnight logout cannot come back whatever the server's timezone.",
+        ts="2026-08-28T15:00:00.000Z", harness="codex", session_id="cx-20")
+    return env, locs, f"{SLUG}/bank/{newer.name}"
+
+
+def name(entry: str) -> str:
+    return entry.rsplit("/", 1)[1]
+
+
+def prompted(env, cwd: str, prompt: str, session: str) -> str:
+    out = run_hook(env, "user-prompt-submit", "--harness", "codex", timeout=20,
+                   stdin=json.dumps({"session_id": session, "cwd": cwd, "prompt": prompt}))
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout or b"{}").get("hookSpecificOutput", {}).get("additionalContext", "")
+
+
+def brief(env, cwd: str = SHOP) -> str:
+    out = run_hook(env, "session-start", "--harness", "codex", timeout=20,
+                   stdin=json.dumps({"session_id": "s-brief", "cwd": cwd, "source": "startup"}))
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def cli(env, cwd: str, verb: str, *words: str) -> subprocess.CompletedProcess:
+    """`harnesslink <verb> --cwd CWD [--undo] -- <ids>` in its own process (a hang fails it, not the run)."""
+    flags = [w for w in words if w.startswith("--") and "/" not in w]
+    ids = [w for w in words if w not in flags]
+    return subprocess.run([sys.executable, "-m", "harnesslink_core.main", verb, "--cwd", cwd, *flags, "--", *ids],
+                          capture_output=True, text=True, env=env, timeout=30, cwd=env["HOME"])
+
+
+def trust_of(env, cwd: str, query: str) -> dict[str, dict]:
+    """What `harnesslink recall --json` says of each entry it found, by `<slug>/bank/<file>.md`."""
+    out = subprocess.run([sys.executable, "-m", "harnesslink_core.main", "recall", query, "--cwd", cwd, "--json",
+                          "-k", "10"], capture_output=True, text=True, env=env, timeout=30, cwd=env["HOME"])
+    assert out.returncode == 0, out.stderr
+    root = os.path.realpath(env["HARNESSLINK_HOME"] + "/memories")
+    return {os.path.relpath(os.path.realpath(m["path"]), root): m for m in json.loads(out.stdout)["matches"]}
+
+
+# --- a change reported as done is in force, whatever the file's size ------------------------------------------
+
+
+def pad(locs, slug: str, size: int) -> None:
+    """A TRUST.md of `size` bytes: the header, then notes that are no events (a hand edit, or a hostile one)."""
+    note = "a note that is no event, of the kind a person may leave in the file by hand\n"
+    text = trust.HEADER + note * ((size - len(trust.HEADER)) // len(note) + 1)
+    (locs.memories / slug / trust.TRUST_FILE).write_text(text[:size - 1] + "\n", "utf-8")
+
+
+@pytest.mark.parametrize("size", [trust.MAX_READ - 200, trust.MAX_READ + 1000, 3 * trust.MAX_READ])
+def test_a_supersession_reported_as_done_is_in_force_for_every_reader_whatever_the_files_size(world, size):
+    env, locs, newer = world
+    pad(locs, SLUG, size)
+    for old in (LOGIN, LEAK):
+        done = cli(env, SHOP, "supersede", old, newer)
+        again = cli(env, SHOP, "supersede", old, newer)
+        if done.returncode == 0:
+            assert "already superseded" in again.stdout and again.returncode == 0
+            continue
+        assert "superseded by" not in done.stdout + again.stdout and again.returncode == 1
+        assert "nothing was written" in done.stderr
+    claimed = done.returncode == 0
+    assert (name(LOGIN) not in prompted(env, SHOP, LOGIN_PROMPT, "s-size")) is claimed
+    assert (name(LEAK) not in brief(env)) is claimed
+    found = trust_of(env, SHOP, "login test fails at midnight, session cookie expiry")
+    assert (found[LOGIN]["trust"] == "superseded") is claimed
+
+
+# --- a project writes trust state only about its own entries --------------------------------------------------
+
+
+def test_a_project_cannot_supersede_the_entry_of_a_project_it_links(world):
+    env, locs, _ = world
+    lib_trust = locs.memories / LIB / trust.TRUST_FILE
+    assert name(RETRY) in prompted(env, SHARED_LIB, RETRY_PROMPT, "s-lib-before")
+    done = cli(env, SHOP, "supersede", RETRY, LOGIN)
+    assert done.returncode == 1 and "its own entries only" in done.stderr
+    assert not lib_trust.exists()
+    assert name(RETRY) in prompted(env, SHARED_LIB, RETRY_PROMPT, "s-lib-after")
+    found = trust_of(env, SHARED_LIB, RETRY_PROMPT)
+    assert found[RETRY]["trust"] == "current" and SLUG not in json.dumps(found)
+
+
+def test_a_project_cannot_undo_or_confirm_in_the_trust_state_of_a_project_it_links(world):
+    env, locs, _ = world
+    lib_newer = write_entry(locs, SHARED_LIB, title="The HTTP client now retries through the service mesh",
+                            result="Retries moved out of the shared HTTP client into the mesh's retry policy.",
+                            ts="2026-08-25T10:00:00.000Z", harness="omp", session_id="lib-2")
+    lib_newer = f"{LIB}/bank/{lib_newer.name}"
+    assert cli(env, SHARED_LIB, "supersede", RETRY, lib_newer).returncode == 0  # the project's own word
+    lib_trust = locs.memories / LIB / trust.TRUST_FILE
+    before = lib_trust.read_bytes()
+    for words in (("supersede", RETRY, lib_newer, "--undo"), ("confirm", RETRY), ("confirm", lib_newer)):
+        done = cli(env, SHOP, *words)
+        assert done.returncode == 1 and "its own entries only" in done.stderr, words
+    assert lib_trust.read_bytes() == before
+    assert not any(r.get("actor") == "cli" and r.get("event") in ("restored", "confirmed")
+                   for r in history.read(locs))
+    assert name(RETRY) not in prompted(env, SHARED_LIB, RETRY_PROMPT, "s-lib")
+
+
+# --- writers racing to create the file ------------------------------------------------------------------------
+
+
+WRITERS, TRIALS = 6, 100
+RACE = "/home/dev/race"
+
+
+def _confirm_at_once(barrier, ident: str) -> None:
+    barrier.wait()
+    with open(os.devnull, "w") as quiet:
+        sys.stdout = quiet
+        os._exit(main(["confirm", "--cwd", RACE, "--", ident]))
+
+
+def test_writers_creating_trust_md_at_the_same_moment_lose_no_event(locs):
+    ids = [write_entry(locs, RACE, title=f"Race entry {n}", ts=f"2026-08-2{n}T10:00:00.000Z",
+                       session_id=f"r-{n}").name for n in range(WRITERS)]
+    path = locs.memories / project_slug(RACE) / trust.TRUST_FILE
+    fork = multiprocessing.get_context("fork")
+    for trial in range(TRIALS):
+        path.unlink(missing_ok=True)
+        barrier = fork.Barrier(WRITERS)
+        children = [fork.Process(target=_confirm_at_once, args=(barrier, ident)) for ident in ids]
+        for child in children:
+            child.start()
+        for child in children:
+            child.join(30)
+        assert [child.exitcode for child in children] == [0] * WRITERS, trial
+        text = path.read_text("utf-8")
+        confirmed = sorted(e.entry.rsplit("/", 1)[1] for e in trust.read_events(locs, [project_slug(RACE)]))
+        assert confirmed == sorted(ids), f"trial {trial}: an event was lost\n{text}"
+        assert text.startswith(trust.HEADER) and text.count(trust.HEADER) == 1, trial
+    in_history = [r for r in history.read(locs) if r.get("event") == "confirmed"]
+    assert len(in_history) == WRITERS * TRIALS  # the history and TRUST.md agree
+
+
+# --- a FIFO or a symlink named TRUST.md -----------------------------------------------------------------------
+
+
+def test_a_fifo_named_trust_md_holds_no_hook_no_verb_and_no_memory_tool(world):
+    env, locs, newer = world
+    os.mkfifo(locs.memories / SLUG / trust.TRUST_FILE)
+    assert name(LOGIN) in prompted(env, SHOP, LOGIN_PROMPT, "s-fifo")
+    assert name(LEAK) in brief(env)
+    assert LOGIN in trust_of(env, SHOP, "login test fails at midnight, session cookie expiry")
+    done = cli(env, SHOP, "supersede", LOGIN, newer)
+    assert done.returncode == 1 and "superseded by" not in done.stdout
+    served = subprocess.run([sys.executable, "-m", "harnesslink_core.main", "mcp-call", "memory_search", "--harness",
+                             "pi"], input=json.dumps({"arguments": {"query": "login session cookie midnight"},
+                                                      "cwd": SHOP, "session_id": "s-fifo"}),
+                            capture_output=True, text=True, env=env, timeout=30, cwd=env["HOME"])
+    answer = json.loads(served.stdout)
+    assert not answer["isError"] and f"id: {LOGIN}" in answer["text"], served.stderr
+
+
+def test_a_symlink_named_trust_md_redirects_neither_a_read_nor_a_write(world, tmp_path):
+    env, locs, newer = world
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text(trust.HEADER + f"- 2026-08-28T16:00:00.000Z superseded `{LOGIN}` by `{newer}` (cli)\n")
+    before = elsewhere.read_bytes()
+    (locs.memories / SLUG / trust.TRUST_FILE).symlink_to(elsewhere)
+    assert name(LOGIN) in prompted(env, SHOP, LOGIN_PROMPT, "s-link")
+    assert trust_of(env, SHOP, "login test fails at midnight, session cookie expiry")[LOGIN]["trust"] == "current"
+    done = cli(env, SHOP, "confirm", LEAK)
+    assert done.returncode == 1 and "cannot be written" in done.stderr
+    assert elsewhere.read_bytes() == before
