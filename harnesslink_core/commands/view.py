@@ -11,7 +11,8 @@ The browser is opened through a private redirect file, so the token is never on 
 that other local users can read in the process list. Every page is a GET (any other method is
 refused), reads the Markdown tree and the ledger without writing them, and brings only the
 search index, a cache of the tree, up to date. Templates escape whatever they print: entries
-hold text from anywhere. The server stops with the command (Ctrl-C, SIGTERM), closing its socket.
+hold text from anywhere. No local client can stall the server (`loopback`: deadlines, bounds, a cap on
+connections), and it stops with the command (Ctrl-C, SIGTERM) within a second, closing its socket.
 
 bottle (one module, no dependencies) is imported by this verb alone, when it runs: the hooks never
 load it, and the other verbs (which import every verb's module for their parser) only this module.
@@ -20,8 +21,10 @@ load it, and the other verbs (which import every verb's module for their parser)
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -34,11 +37,12 @@ from ..recall import index, overview
 from ..recall.ask import ask
 from ..recall.brief import DEFAULT_BUDGET, build_brief
 from ..recall.pull import query_terms
+from ..safefile import is_regular, read_regular
 from ..store import trust
-from ..store.entries import read_entry
+from ..store.entries import MAX_ENTRY_BYTES, parse_entry
 from ..store.injected import given_log, opened_log
 from ..store.ledger import tombstones
-from ..store.scope import is_safe_slug, linked_projects, project_slug, scope_folders
+from ..store.scope import all_projects, is_safe_slug, linked_projects, project_slug, scope_folders
 from .options import whole_number
 
 ASSETS = Path(__file__).resolve().parent.parent / "viewer"
@@ -83,8 +87,8 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     if start:
         url += "p/" + quote(project_slug(start), safe="")
     stop = threading.Event()
-    # Ctrl-C and SIGTERM only raise the flag: an exception raised inside a request would be caught by
-    # wsgiref's handler, which serves on. Ctrl-C works even where a shell started us with SIGINT ignored.
+    # Ctrl-C and SIGTERM only raise the flag, which this thread polls; Ctrl-C works even where a shell
+    # started us with SIGINT ignored.
     previous = {number: signal.signal(number, lambda *_: stop.set()) for number in (signal.SIGINT, signal.SIGTERM)}
     serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     serving.start()
@@ -94,10 +98,10 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         print("Read-only, on this machine only; Ctrl-C stops it.", flush=True)
         if not args.no_open:
             opener = _open_browser(url)
-        while not stop.wait(0.5):
+        while not stop.wait(0.1):
             pass
     finally:
-        server.shutdown()  # lets a page being served finish, then leaves serve_forever
+        server.shutdown()  # at once: a page still being rendered is not waited for
         server.server_close()
         serving.join()
         for number, handler in previous.items():
@@ -139,16 +143,11 @@ def _remove(folder: str) -> None:
 # --- the server -------------------------------------------------------------------------------------------------
 
 def make_server(locs: Locations, token: str, port: int = 0, start: str | None = None):
-    """The WSGI server on 127.0.0.1 (`port` 0: a free one), serving the app under `/<token>/`."""
-    from wsgiref.simple_server import WSGIRequestHandler
-    from wsgiref.simple_server import make_server as wsgi_server
+    """The server on 127.0.0.1 (`port` 0: a free one), serving the app under `/<token>/`."""
+    from .loopback import LoopbackServer
 
-    class Quiet(WSGIRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass  # a request line holds the token: not for the terminal
-
-    server = wsgi_server("127.0.0.1", port, None, handler_class=Quiet)  # type: ignore[arg-type]
-    server.set_app(Gate(build_app(locs, start), token, server.server_port))
+    server = LoopbackServer(port)
+    server.app = Gate(build_app(locs, start), token, server.server_port)
     return server
 
 
@@ -213,11 +212,12 @@ def build_app(locs: Locations, start: str | None = None):
 
     @app.get("/")
     def home():
+        shown = _shown_projects(locs)
         with _open_index(locs) as conn:
-            index.sync(conn, locs, None)
-            rows = overview.projects(conn)
-            chart = _chart(overview.per_day(conn, None, since=_chart_since(conn, None)))
-        links = {row.slug: linked_projects(locs, row.slug) for row in rows}
+            index.sync(conn, locs, shown)
+            rows = [row for row in overview.projects(conn) if row.slug in set(shown)]
+            chart = _chart(overview.per_day(conn, shown, since=_chart_since(conn, shown)))
+        links = {row.slug: _shown_links(locs, row.slug) for row in rows}
         return page("home", title="Memory", rows=rows, links=links, chart=chart, start=project_slug(start) if start else "")
 
     @app.get("/p/<slug>")
@@ -245,10 +245,11 @@ def build_app(locs: Locations, start: str | None = None):
     @app.get("/entry/<slug>/bank/<name>")
     def entry(slug: str, name: str):
         path = _entry_path(locs, slug, name)
-        if path is None:
+        data = read_regular(str(path), MAX_ENTRY_BYTES) if path else None
+        if data is None:
             bottle.abort(404, "no such entry (or it was forgotten)")
-        text = path.read_bytes()[:2 * 1024 * 1024].decode("utf-8", "replace")
-        return page("entry", title=name, slug=slug, name=name, entry=read_entry(path, slug), text=text)
+        text = data.decode("utf-8", "replace")
+        return page("entry", title=name, slug=slug, name=name, entry=parse_entry(text, path, slug), text=text)
 
     @app.get("/p/<slug>/brief")
     def brief(slug: str):
@@ -263,7 +264,8 @@ def build_app(locs: Locations, start: str | None = None):
     @app.get("/given")
     def given():
         slug = bottle.request.query.getunicode("p", "") or ""
-        sessions = _sessions(given_log(locs), slug)
+        shown = functools.lru_cache(maxsize=None)(lambda project: _shown(locs, project))
+        sessions = _sessions([row for row in given_log(locs) if shown(row[2].partition("/")[0])], slug)
         titles = _titles(locs, {entry_id for s in sessions for entry_id, _ in s.entries})
         opened = opened_log(locs)
         given_count = sum(len(s.entries) for s in sessions)
@@ -312,11 +314,36 @@ def _project(locs: Locations, slug: str, start: str | None) -> ProjectView:
     most of its entries were banked in."""
     import bottle
 
-    if not is_safe_slug(slug) or not (locs.memories / slug).is_dir():
+    if not _shown(locs, slug):
         bottle.abort(404, "no such project")
     cwd = start if start and project_slug(start) == slug else _main_folder(locs, slug)
-    folders = scope_folders(locs, cwd) if cwd else {slug: None, **{p: None for p in linked_projects(locs, slug)}}
-    return ProjectView(slug, cwd, list(folders), folders, linked_projects(locs, slug))
+    linked = _shown_links(locs, slug)
+    folders = scope_folders(locs, cwd) if cwd else {slug: None, **{p: None for p in linked}}
+    folders = {project: folder for project, folder in folders.items() if _shown(locs, project)}
+    return ProjectView(slug, cwd, list(folders), folders, linked)
+
+
+def _shown(locs: Locations, slug: str) -> bool:
+    """Whether the project `slug` is a folder of the tree itself, and its bank/ too (or none yet): the
+    viewer lists, searches and serves nothing reached through a symlink, which may lead anywhere."""
+    folder = locs.memories / slug
+    bank = folder / "bank"
+    return is_safe_slug(slug) and _real_folder(folder) and (_real_folder(bank) or not os.path.lexists(bank))
+
+
+def _real_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _shown_projects(locs: Locations) -> list[str]:
+    return [slug for slug in all_projects(locs) if _shown(locs, slug)]
+
+
+def _shown_links(locs: Locations, slug: str) -> list[str]:
+    return [other for other in linked_projects(locs, slug) if _shown(locs, other)]
 
 
 def _main_folder(locs: Locations, slug: str) -> str | None:
@@ -333,7 +360,8 @@ def _search(locs: Locations, query: str, view: ProjectView | None
     terms = query_terms(query[:2000])
     if not terms:
         return [], [], None
-    hits, state = ask(locs, query, view.folders_scope if view else None, limit=SEARCH_LIMIT)
+    scope = view.folders_scope if view else {slug: None for slug in _shown_projects(locs)}
+    hits, state = ask(locs, query, scope, limit=SEARCH_LIMIT)
     return hits, terms, state
 
 
@@ -343,17 +371,14 @@ def _open_index(locs: Locations) -> index.open_index:
 
 
 def _entry_path(locs: Locations, slug: str, name: str) -> Path | None:
-    """The entry file `<slug>/bank/<name>`, if it is a plain file inside the tree, reached through no
-    link, and not forgotten."""
-    if not is_safe_slug(slug) or not name.endswith(".md") or name.startswith(".") or "/" in name or "\\" in name:
+    """The entry file `<slug>/bank/<name>`, if it is a regular file inside the tree, reached through no
+    link, and not forgotten (read it with `read_regular`: it may be swapped for anything since)."""
+    if not name.endswith(".md") or name.startswith(".") or "/" in name or "\\" in name or "\0" in name:
         return None
-    root = locs.memories
-    steps = [root / slug, root / slug / "bank", root / slug / "bank" / name]
-    if any(step.is_symlink() for step in steps) or not steps[-1].is_file():
+    path = locs.memories / slug / "bank" / name
+    if not _shown(locs, slug) or not is_regular(str(path)) or tombstones(locs).covers(slug, name):
         return None
-    if tombstones(locs).covers(slug, name):
-        return None
-    return steps[-1]
+    return path
 
 
 class SessionGiven:
