@@ -127,6 +127,91 @@ _EARLY: list[tuple[str, str, tuple[str, ...]]] = [
                       r"|[56]\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86})",
      ("$2$", "$2a$", "$2b$", "$2x$", "$2y$", "$apr1$", "$5$", "$6$")),
 ]
+# A password given to a command as an argument. A value is quoted (the whole of it, spaces too; a double
+# quote maybe JSON-escaped) or a bare shell word; `$PASS`, `${PASS}`, `"$(cat f)"` name it, not hold it.
+_NOT_VAR = r"(?!\$[A-Za-z_{(])"
+_DQ = r'\\{0,3}"'
+_IN_DQ = r'(?:[^"\\\r\n]|\\[\\/bfnrtu]){1,256}+'
+_IN_SQ = r"[^'\r\n]{1,256}+"
+_BARE = r"[^\s\"'`\\|;&<>]"
+
+
+def _password_value(before: str = "", least: int = 3) -> str:
+    """A password argument; `before`: what the argument holds ahead of the password (`user:` of curl's
+    `user:pw`, `pass:` of openssl's `pass:pw`), inside its quotes or ahead of them."""
+    alone = (f"(?:{_DQ}{_NOT_VAR}(?P<v>{_IN_DQ}){_DQ}|'(?P<v1>{_IN_SQ})'"
+             f"|(?!-){_NOT_VAR}(?P<v2>{_BARE}{{{least},256}}+))")
+    if before:
+        alone = (f"(?:{_DQ}{before}{_NOT_VAR}(?P<v3>{_IN_DQ}){_DQ}|'{before}(?P<v4>{_IN_SQ})'"
+                 f"|{before}{alone})")
+    return r"(?!\[redacted:)" + alone
+
+
+def _user_and(separator: str) -> str:
+    """A user name, then the separator before its password (`user:pw`, `DOMAIN\\user%pw`)."""
+    return "[^\\s\"'`|;&<>" + separator + "]{0,128}" + separator
+
+
+# The arguments between a command and its password's flag, up to a shell operator or the end of a line
+# (a JSON-escaped one too).
+_ARGS = r"(?:[ \t]{1,8}+(?:[^\s|;&\\]|\\[^\snrt]){1,128}+){0,16}?[ \t]{1,8}"
+_SPACED, _GLUED, _ANY = r"[ \t]{1,8}", r"[ \t]{0,8}", r"(?:=|[ \t]{0,8})"
+_LOGIN = r"[ \t]{1,8}(?:[^\s|;&]{1,64}[ \t]{1,8}){0,3}?login"  # `docker login`, `helm registry login`
+# (commands, the flags that take their password, how a value follows its flag, its form, keywords).
+# Only these commands' flags: elsewhere `-p` is a port or a path (ssh -p 22, mkdir -p, docker run -p 8080:80).
+_PASSWORD_FLAGS = [
+    ("sshpass|mysql[a-z_]{0,12}|mariadb[a-z-]{0,12}|mycli", "-p", _GLUED, _password_value(),
+     ("sshpass", "mysql", "mariadb", "mycli")),
+    ("docker|podman|nerdctl|buildah|skopeo|oras|finch|helm|az|oc|cf", "-p", _ANY, _password_value(), ("login",)),
+    ("mongo(?:sh|dump|restore|export|import|stat|top|files)?|cqlsh|rdesktop|smbmap|hydra", "-p", _ANY,
+     _password_value(), ("mongo", "cqlsh", "rdesktop", "smbmap", "hydra")),
+    ("sqlcmd|bcp|mosquitto_(?:pub|sub|rr)|ipmitool|zip|unzip|zipcloak", "-P", _GLUED, _password_value(),
+     ("sqlcmd", "bcp", "mosquitto_", "ipmitool", "zip")),
+    ("7z[arz]?|7zz|rar|unrar", "-h?p", "", _password_value(), ("7z", "rar")),
+    ("redis-cli|valkey-cli|keydb-cli", "-a", _SPACED, _password_value(), ("-cli",)),
+    ("ldap[a-z]{2,12}", "-w", _GLUED, _password_value(), ("ldap",)),
+    ("ssh-keygen", "-[NP]", _GLUED, _password_value(), ("ssh-keygen",)),
+    ("plink|pscp|psftp", "-pw", _SPACED, _password_value(), ("plink", "pscp", "psftp")),
+    ("keytool|jarsigner", "-(?:src|dest)?(?:store|key)pass|-new", _SPACED, _password_value(),
+     ("keytool", "jarsigner")),
+    ("openssl", "-k", _SPACED, _password_value(), ("openssl",)),
+    ("openssl", "-pass(?:in|out|word)?", _SPACED, _password_value("pass:", 1), ("openssl",)),
+    ("curl", "-[uU]|--(?:proxy-)?user", _ANY, _password_value(_user_and(":"), 1), ("curl",)),
+    ("https?|xhs?", "-a|--auth", _ANY, _password_value(_user_and(":"), 1), ("http", "xh")),
+    ("lftp", "-u", _SPACED, _password_value(_user_and(","), 1), ("lftp",)),
+    ("smbclient|rpcclient|smbcacls|smbget|smbtree|net", "-U|--user", _ANY, _password_value(_user_and("%"), 1),
+     ("smb", "rpcclient", "net")),
+    ("mysqladmin|mariadb-admin", "password", _SPACED, _password_value(), ("mysqladmin", "mariadb-admin")),
+    ("nmcli", r"password|wifi-sec\.psk", _SPACED, _password_value(), ("nmcli",)),
+]
+_HT_OPT = r"[ \t]{1,8}-[A-Za-z]{1,8}(?:[ \t]{1,8}[0-9]{1,3})?"  # htpasswd's flags (-C takes a cost)
+_HT_OPTS = "(?:" + _HT_OPT + "){1,4}"
+_HT_WORD = r"[ \t]{1,8}[^\s|;&<>-][^\s|;&<>]{0,127}+"
+
+
+def _htpasswd_flag(letter: str, held: bool = True) -> str:
+    """Ahead: one of htpasswd's first flags holds `letter` (-b, -nb, -bcB), or (`held` false) none does."""
+    return ("(?=" if held else "(?!") + "(?:" + _HT_OPT + "){0,3}[ \t]{1,8}-[A-Za-z]{0,7}" + letter + ")"
+
+
+_COMMAND_PASSWORDS = [
+    ("cli-secret", _B + f"(?:{commands})" + ("" if "login" not in keywords else _LOGIN) + "(?![A-Za-z0-9_.-])" + _ARGS + f"(?:{flags}){follows}{value}", keywords)
+    for commands, flags, follows, value, keywords in _PASSWORD_FLAGS
+] + [
+    # htpasswd's -b takes the password from the command line, after the file and the user (only the user with -n)
+    ("cli-secret", _B + "htpasswd" + _htpasswd_flag("b") + "(?:" + _htpasswd_flag("n") + _HT_OPTS + _HT_WORD
+                   + "|" + _htpasswd_flag("n", held=False) + _HT_OPTS + _HT_WORD * 2 + ")" + _SPACED
+                   + _password_value(least=1),
+     ("htpasswd",)),
+    # Windows' net use: the password after the share, or after /user:NAME (`*` asks for it)
+    ("cli-secret", _B + r"(?i:net)[ \t]{1,8}(?i:use)(?:[ \t]{1,8}[^\s|&/\\]{1,64}){0,2}?[ \t]{1,8}\\{2,8}[^\s\\/]{1,128}"
+                   r"(?:\\{1,4}[^\s\\/]{1,128}){1,4}(?:[ \t]{1,8}/(?i:user|u):[^\s]{1,128})?[ \t]{1,8}(?![/*])"
+                   + _password_value(least=1), ("net ", "net\t")),
+    # sqlplus user/pw@db, and Oracle's other tools
+    ("cli-secret", _B + r"(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)(?![A-Za-z0-9_.-])(?:[ \t]{1,8}[^\s|;&/]{1,64}){0,4}?"
+                   r"[ \t=]{1,8}[\"']?[A-Za-z][A-Za-z0-9_$#]{0,127}/(?!\[redacted:)" + _NOT_VAR + r"(?P<v2>[^\s/@\"'`\\|;&<>]{1,256}+)",
+     ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl")),
+]
 _LATE: list[tuple[str, str, tuple[str, ...]]] = [
     # `_B` one character later, so a scan skips to each B (`re` cannot skip to a look-behind or a (?i) letter)
     ("bearer-token", r"[Bb]" + _B1 + r"(?i:earer)[ \t]{1,8}(?=[A-Za-z]{0,4096}+[0-9._~+/=-])(?P<v>[A-Za-z0-9._~+/=-]{12,4096}+)",
@@ -144,14 +229,12 @@ _LATE: list[tuple[str, str, tuple[str, ...]]] = [
      _B + r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@\"'<>\\]{0,256}+:(?![0-9]{1,5}/)"
           r"(?P<v>(?:(?:[^\s@\"'<>\\:]|:(?!//)){0,256}+@){0,8}(?:[^\s@\"'<>\\:]|:(?!//)){1,256}+)@(?=[A-Za-z0-9\[_%])",
      ("://",)),
-    ("cli-secret", r"(?i:--(?:password|passwd|pass|token|api-key|apikey|api-token|secret|client-secret|auth-token|access-token))"
-                   r"(?:=|[ \t]{1,8})(?!-)(?:\"(?P<v>[^\"\\\r\n]{1,256}+)\"|'(?P<v1>[^'\\\r\n]{1,256}+)'|(?P<v2>[^\s\"'\\]{3,256}+))",
-     ("--pass", "--token", "--api-key", "--apikey", "--api-token", "--secret", "--client-secret", "--auth-token",
-      "--access-token")),
-    ("cli-secret", _B + r"(?:sshpass|mysql[a-z]{0,8}|mariadb[a-z-]{0,8})(?![A-Za-z0-9_-])"
-                   r"(?:[ \t]{1,8}[^\s|;&]{1,128}){0,12}?[ \t]{1,8}-p[ \t]{0,8}"
-                   r"(?:\"(?P<v>[^\"\\\r\n]{1,256}+)\"|'(?P<v1>[^'\\\r\n]{1,256}+)'|(?P<v2>[^\s\"'\\|;&]{3,256}+))",
-     ("sshpass", "mysql", "mariadb")),
+    # a long flag whose name ends in a secret word (`--password`, `--http-password`, `--hf-token`), bar the
+    # flags that only ask for one (`--ask-pass`, `--no-password`)
+    ("cli-secret", r"(?i:--(?:(?!(?:no|ask|prompt|show|generate|random|reset|require|skip|use)-)[a-z0-9]{1,24}-){0,3}"
+                   r"(?:password|passwd|passphrase|token|secret)|--(?:pass|api-?key))(?:=|[ \t]{1,8})" + _password_value(),
+     ("password", "passwd", "passphrase", "token", "secret", "--pass", "--api")),
+    *_COMMAND_PASSWORDS,
     ("netrc-password", r"(?:machine|login|default)(?<![A-Za-z0-9_]machine)(?<![A-Za-z0-9_]login)(?<![A-Za-z0-9_]default)(?:[ \t]{1,8}[^\s\\]{1,256}+)?"
                        r"(?:(?:[ \t]|\r?\n|\\[rn]){1,16}+(?:login|account|port|machine|macdef)[ \t]{1,8}[^\s\\]{1,256}+){0,3}"
                        r"(?:[ \t]|\r?\n|\\[rn]){1,16}+password[ \t]{1,8}(?P<v>[^\s\\\"']{1,256}+)", ("password",)),
@@ -718,7 +801,7 @@ def _sub(kind: str, match: re.Match[str]) -> str:
     group = rule.group
     if not group:
         named = match.re.groupindex
-        for name in ("v", "v1", "v2"):
+        for name in ("v", "v1", "v2", "v3", "v4"):
             if name in named and match.group(name) is not None:
                 group = named[name]
                 break

@@ -102,6 +102,20 @@ SECRETS = {
                       "PlantedSasSig0123456789"),
     "mailgun-key": ("key-plantedmailgun0123456789abcdefgh", "plantedmailgun0123456789abcdefgh"),
     "password-hash": ("admin:$apr1$pl4nted$PlantedHtpasswdHash012", "PlantedHtpasswdHash012"),
+    # a password given to a command as an argument
+    "docker-login-p": ("docker login -u ci -p PlantedDockerLogin18 registry.example.com", "PlantedDockerLogin18"),
+    "mysql-quoted-p": ("mysql -u root -p'sec ret PlantedMysqlQ19' shop", "sec ret PlantedMysqlQ19"),
+    "http-password-flag": ("wget --http-password PlantedWgetPw20 https://example.com/f", "PlantedWgetPw20"),
+    "htpasswd-b": ("htpasswd -b .htpasswd admin PlantedHtpasswd21", "PlantedHtpasswd21"),
+    "redis-cli-a": ("redis-cli -h cache -a PlantedRedisCli22 ping", "PlantedRedisCli22"),
+    "mongo-p": ("mongosh -u admin -p PlantedMongo23 admin", "PlantedMongo23"),
+    "curl-u": ("curl -u deploy:PlantedCurlUser24 https://api.example.com", "PlantedCurlUser24"),
+    "smbclient-u": ("smbclient //srv/share -U alice%PlantedSmb25", "PlantedSmb25"),
+    "openssl-passin": ("openssl pkcs12 -in c.p12 -passin pass:PlantedOpenssl26 -nokeys", "PlantedOpenssl26"),
+    "zip-p": ("zip -P PlantedZip27 out.zip notes.txt", "PlantedZip27"),
+    "7z-p": ("7z a -pPlanted7z28 out.7z notes.txt", "Planted7z28"),
+    "keytool-storepass": ("keytool -list -storepass PlantedKeytool29 -keystore k.jks", "PlantedKeytool29"),
+    "ldapsearch-w": ("ldapsearch -x -D cn=admin -w PlantedLdap30 -b dc=x", "PlantedLdap30"),
     # last: a cookie header's value runs to the end of its line, and takes what follows it on that line
     "cookie": ("Cookie: session=PlantedCookieSess12", "PlantedCookieSess12"),
 }
