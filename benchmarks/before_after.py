@@ -6,6 +6,10 @@ installs it, in one interleaved run.
 Each version gets its private venv (made by that version's own installer code, in a git worktree of
 REV) and its own HOME holding the real-CLI transcripts of tests/fixtures/generated, backfilled by that
 version. Then bare starts, stop, pre-compact, session-start and a prompt of each are timed round-robin.
+The stop and pre-compact that count are those of a real Claude Code session (tests/fixtures/real) that
+grows by one finished turn before each call; the same hooks on a transcript that does not exist
+(`none.jsonl`: nothing to bank) are the labelled extra. After the runs, each version's stop is timed from
+its answer to its turn found in the search index.
 With `--entries N`, each version also answers prompts (a new session each run) in a HOME of N realistic
 entries (benchmarks/hook_latency.py's bank, indexed by that version's own `harnesslink reindex`).
 Ratios are to each version's own venv `python -c pass`.
@@ -15,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,6 +34,8 @@ from benchmarks.installed import Case, clean_env, interleaved, worktree  # noqa:
 from harnesslink_core.paths import locations  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "generated"
+REAL_SESSION = REPO / "tests" / "fixtures" / "real" / "claude-code" / "oneryalcin__fasthooks__sample_main_transcript.jsonl"
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 HOMES = (("claude-code", ".claude"), ("codex", ".codex"), ("pi", ".pi/agent"), ("omp", ".omp/agent"))
 CWD = "/home/tester/project"  # where the generated sessions ran
 
@@ -60,6 +68,66 @@ def large_home(venv: Path, home: Path, entries: int) -> tuple[dict[str, str], Pa
     return env, home / ".superpi" / "agent" / ".last-pass"
 
 
+class GrowingSession:
+    """A real Claude Code session written one finished turn at a time, as the CLI writes it: `grow()`
+    appends the next turn, `payload(event)` is the hook's input naming it. The real session's turns come
+    round again with fresh uuids, so each is a new turn to bank."""
+
+    def __init__(self, home: Path) -> None:
+        from harnesslink_core.harnesses import claude_code
+
+        data = REAL_SESSION.read_bytes()
+        starts = [t.offset for t in claude_code.read(REAL_SESSION, 0, {}, len(data) + 1).turns]
+        self.turns = [data[a:b] for a, b in zip(starts, [*starts[1:], len(data)])]
+        self.session = json.loads(self.turns[0].splitlines()[0])["sessionId"]
+        self.path = home / ".claude" / "projects" / "-workspace" / f"{self.session}.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_bytes(data[:starts[0]])
+        self.written = 0
+
+    def grow(self) -> None:
+        lap, turn = divmod(self.written, len(self.turns))
+        text = self.turns[turn].decode()
+        fresh = UUID.sub(lambda m: m[0] if m[0] == self.session else f"{lap:08x}{m[0][8:]}", text)
+        with self.path.open("a") as f:
+            f.write(fresh)
+        self.written += 1
+
+    def payload(self, event: str) -> bytes:
+        return json.dumps({"session_id": self.session, "cwd": "/workspace", "hook_event_name": event,
+                           "transcript_path": str(self.path)}).encode()
+
+
+def searchable_ms(case: Case, home: Path, runs: int) -> float:
+    """The median time from a stop hook's answer to its turn in the search index (one more entry there)."""
+    from benchmarks.installed import run_once
+    from harnesslink_core.recall import index, query
+
+    locs = locations(clean_env(home))
+
+    def indexed() -> int:
+        try:
+            conn = index.connect(locs, create=False, busy_ms=1000)
+        except index.IndexUnavailable:
+            return 0
+        try:
+            return query.count(conn)
+        finally:
+            conn.close()
+
+    times = []
+    for _ in range(runs):
+        time.sleep(0.5)  # the last run's pass is done
+        before = indexed()
+        case.before()
+        run_once(case.cmd, case.env, case.stdin())
+        answered = time.perf_counter()
+        while indexed() <= before and time.perf_counter() - answered < 10:
+            time.sleep(0.002)
+        times.append((time.perf_counter() - answered) * 1000)
+    return round(sorted(times)[len(times) // 2], 1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rev", help="the earlier commit")
@@ -68,6 +136,8 @@ def main() -> int:
     args = parser.parse_args()
     with worktree(REPO, args.rev) as (tree, root):
         result = measure(tree, root, args)
+    for tag in ("before", "after"):
+        print(f"{tag}: stop's answer to its turn searchable: median {result.pop(f'{tag}: searchable')} ms")
     for tag in ("before", "after"):
         bare = result[f"{tag}: bare"]["median_ms"]
         for name, r in result.items():
@@ -93,16 +163,25 @@ def measure(tree: Path, root: Path, args: argparse.Namespace) -> dict:
 
         hook = [str(venv / "bin" / "context-hook")]
         cases[f"{tag}: bare"] = Case([str(venv / "bin" / "python"), "-c", "pass"], env)
-        for event, body, touch in (("stop", {}, False), ("pre-compact", {}, False),
+        session = GrowingSession(home)
+        for event in ("stop", "pre-compact"):
+            cases[f"{tag}: {event}, a growing real session"] = Case(
+                [*hook, event, "--harness", "claude-code"], env, lambda e=event, s=session: s.payload(e), session.grow)
+        for event, body, touch in (("stop (none.jsonl)", {}, False), ("pre-compact (none.jsonl)", {}, False),
                                    ("session-start", {"source": "startup"}, True),
                                    ("user-prompt-submit", {"prompt": "how did we write the notes file"}, True)):
-            cases[f"{tag}: {event}"] = Case([*hook, event, "--harness", "claude-code"], env,
-                                            payload(event, **body), stamp.touch if touch else None)
+            verb = event.split()[0]
+            cases[f"{tag}: {event}"] = Case([*hook, verb, "--harness", "claude-code"], env,
+                                            payload(verb, **body), stamp.touch if touch else None)
         if args.entries:
             big_env, big_stamp = large_home(venv, root / tag / "large", args.entries)
             cases[f"{tag}: prompt, {args.entries} entries"] = hook_latency.prompt_case(
                 venv / "bin" / "context-hook", big_env, big_stamp, hook_latency.PROMPTS, 1)
-    return interleaved(cases, args.runs, baseline="after: bare")
+    result = interleaved(cases, args.runs, baseline="after: bare")
+    for tag in ("before", "after"):
+        result[f"{tag}: searchable"] = searchable_ms(cases[f"{tag}: stop, a growing real session"],
+                                                    root / tag / "home", 5)
+    return result
 
 
 if __name__ == "__main__":

@@ -58,9 +58,10 @@ def _source_stamp() -> str:
 
 
 def run_once(cmd: list[str], env: dict[str, str], stdin: bytes = b"") -> float:
-    """Wall time of one whole process, in ms."""
+    """Wall time of one whole process, in ms, as a harness sees it: until it has exited and its stdout and
+    stderr pipes are closed (whatever it left running still holding them counts)."""
     started = time.perf_counter()
-    subprocess.run(cmd, input=stdin, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(cmd, input=stdin, env=env, capture_output=True, check=False)
     return (time.perf_counter() - started) * 1000
 
 
