@@ -32,7 +32,7 @@ ANSWER = ("The nightly export job now streams invoices through a server side cur
     "git://GITHUB.COM/Org/App.git",
 ])
 def test_every_spelling_of_one_remote_is_one_repository(url: str) -> None:
-    assert identity.normalise(url) == "github.com/Org/App"
+    assert identity.normalise(url) == "github.com/org/app"
 
 
 def test_different_repositories_stay_different() -> None:
@@ -59,9 +59,9 @@ def test_a_repository_is_read_from_its_config_in_any_subfolder_and_worktree(tmp_
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "x", cwd=main)
     git("worktree", "add", "-q", str(tmp_path / "app-feature"), cwd=main)
     alone = repository(tmp_path / "scratch", None)
-    assert identity.repository_of(str(main)) == "github.com/Org/App"
-    assert identity.repository_of(str(main / "pkg" / "deep")) == "github.com/Org/App"
-    assert identity.repository_of(str(tmp_path / "app-feature")) == "github.com/Org/App"
+    assert identity.repository_of(str(main)) == "github.com/org/app"
+    assert identity.repository_of(str(main / "pkg" / "deep")) == "github.com/org/app"
+    assert identity.repository_of(str(tmp_path / "app-feature")) == "github.com/org/app"
     assert identity.repository_of(str(alone)) is None
     assert identity.repository_of(str(tmp_path)) is None
 
@@ -88,7 +88,7 @@ def test_a_tree_pulled_onto_another_machine_finds_its_past_at_another_path(tmp_p
     laptop = repository(tmp_path / "laptop" / "Users" / "me" / "src" / "app", "git@github.com:Org/App.git")
     bank_a_turn(home_a, laptop, "Make the nightly invoice export stream rows instead of loading them")
     slug_a = project_slug(str(laptop))
-    assert identity.read(str(home_a / ".superpi/agent/memories" / slug_a)) == "github.com/Org/App"
+    assert identity.read(str(home_a / ".superpi/agent/memories" / slug_a)) == {str(laptop): "github.com/org/app"}
     # what pull-memories does: the memories tree, and nothing else, copied into another HOME
     shutil.copytree(home_a / ".superpi/agent/memories", home_b / ".superpi/agent/memories")
     workstation = repository(tmp_path / "workstation" / "home" / "me" / "work" / "app", "https://github.com/Org/App")
@@ -150,7 +150,7 @@ def test_a_full_pass_drops_the_cached_map_so_a_pulled_identity_counts(tmp_path: 
     other = home / ".superpi/agent/memories" / "--elsewhere-app--"
     (other / "bank").mkdir(parents=True)
     assert "--elsewhere-app--" not in identity.tree_identities(locs)  # cached now, without it
-    (other / identity.IDENTITY_FILE).write_text(identity.render("github.com/Org/App"))  # pulled later
+    (other / identity.IDENTITY_FILE).write_text(identity.render({"/elsewhere/app": "github.com/org/app"}))  # pulled later
     assert "--elsewhere-app--" not in identity.tree_identities(locs)
     run_pass(locs)
-    assert identity.tree_identities(locs)["--elsewhere-app--"] == "github.com/Org/App"
+    assert identity.tree_identities(locs)["--elsewhere-app--"] == {"/elsewhere/app": "github.com/org/app"}

@@ -1237,9 +1237,10 @@ class _Pass:
     def _record_identity(self, slug: str, cwd: str) -> None:
         """The repository this project's folder is, written into the tree (SPEC §11), once it has a bank."""
         from ..store import identity
+        from ..store.scope import folder_key
 
         project = self.locs.memories / slug
-        if (project / "bank").is_dir() and identity.record(str(project), cwd):
+        if (project / "bank").is_dir() and identity.record(str(project), folder_key(cwd), identity.repository_of(cwd)):
             identity.forget_cache(self.locs)
 
     def _unfinished(self) -> dict[str, list]:

@@ -10,8 +10,7 @@ import time
 
 from ..control import forget
 from ..paths import Locations
-from ..store.identity import joined
-from ..store.scope import folder_key, is_safe_slug, project_slug
+from ..store.scope import is_safe_slug, project_folders, project_slug
 from .options import whole_number
 
 
@@ -48,14 +47,13 @@ def _projects(args: argparse.Namespace, locs: Locations) -> list[str] | None:
     if args.all or not (args.query or args.before):
         return None
     own = os.path.abspath(args.cwd or os.getcwd())
-    return [project_slug(own), *joined(locs, project_slug(own), own)]  # this project: every slug of its repository
+    return list(project_folders(locs, own))  # this project: every slug of its repository
 
 
 def run(args: argparse.Namespace, locs: Locations) -> int:
     projects = _projects(args, locs)
     own = os.path.abspath(args.cwd or os.getcwd())
-    folders = ({slug: folder_key(own) if slug == project_slug(own) else None for slug in projects}
-               if projects and projects[0] == project_slug(own) else None)
+    folders = project_folders(locs, own) if projects and projects[0] == project_slug(own) else None
     targets = forget.select(locs, ids=args.entries, query=args.query, session=args.session, before=args.before,
                             projects=projects, limit=args.k, folders=folders, loose=args.loose)
     if args.json and (args.dry_run or not targets):

@@ -6,11 +6,12 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterable, Iterator
 
 from .. import clock
 from ..paths import Locations
 from ..store import history
-from ..store.scope import is_safe_slug, scope_folders
+from ..store.scope import Folders, is_foreign, is_safe_slug, scope_folders
 
 WORDS = """events, newest first, one line each (kept in <agent dir>/history.jsonl, redacted, never uploaded):
   banked     the autobank pass wrote a finished turn as an entry
@@ -49,16 +50,72 @@ def add_scope_arguments(parser: argparse.ArgumentParser) -> None:
     scope.add_argument("--all", action="store_true", help="every project")
 
 
-def projects(args: argparse.Namespace, locs: Locations) -> list[str] | None:
-    """The slugs in scope; None for every project."""
+def folders_in_scope(args: argparse.Namespace, locs: Locations) -> Folders | None:
+    """The projects in scope, each with the folders whose entries it holds, as recall scopes them
+    (`scope.scope_folders`; a slug given: all of its entries); None for every project."""
     if args.all:
         return None
     value = (args.project or "").strip()
     if value and is_safe_slug(value) and value.startswith("--"):
-        return [value]
+        return {value: None}
     if value.startswith("~"):
         value = str(locs.home) + value[1:]
-    return list(scope_folders(locs, os.path.abspath(value or os.getcwd())))
+    return scope_folders(locs, os.path.abspath(value or os.getcwd()))
+
+
+def projects(args: argparse.Namespace, locs: Locations) -> list[str] | None:
+    """The slugs in scope; None for every project."""
+    folders = folders_in_scope(args, locs)
+    return None if folders is None else list(folders)
+
+
+def of_folders(locs: Locations, records: Iterable[dict[str, str]], folders: Folders | None
+               ) -> Iterator[dict[str, str]]:
+    """The records, less those of another folder's entries that only share a slug in scope (`scope.is_foreign`),
+    which recall never shows either; an entry no longer in the tree is left out when its slug holds such a
+    folder (the index knows the folders a slug's entries were banked in)."""
+    from pathlib import Path
+
+    from ..store.entries import read_entry
+
+    restricted = {slug for slug, wanted in (folders or {}).items() if wanted}
+    foreign: dict[str, bool] = {}  # entry id -> another folder's
+    shared: set[str] | None = None  # the restricted slugs that hold another folder's entries
+
+    def of_another_folder(entry: str) -> bool:
+        nonlocal shared
+        slug, _, name = entry.partition("/bank/")
+        if entry not in foreign:
+            path = locs.memories / slug / "bank" / name
+            read = read_entry(path, slug) if name and is_safe_slug(slug) and path.is_file() else None
+            if read is not None:
+                foreign[entry] = is_foreign(read.cwd, slug, folders or {})
+            else:
+                if shared is None:
+                    shared = _sharing_slugs(locs, folders or {})
+                foreign[entry] = slug in shared
+        return foreign[entry]
+
+    for record in records:
+        if not (record["entry"] and record["project"] in restricted and of_another_folder(record["entry"])):
+            yield record
+
+
+def _sharing_slugs(locs: Locations, folders: Folders) -> set[str]:
+    """The slugs in scope whose entries were banked in a folder outside it, by the index (none known without one)."""
+    from ..recall import index, query
+
+    try:
+        conn = index.connect(locs, create=False)
+    except index.IndexUnavailable:
+        return set()
+    try:
+        slugs = [slug for slug, wanted in folders.items() if wanted]
+        return {slug for slug, cwd in query.folders_of(conn, slugs) if is_foreign(cwd, slug, folders)}
+    except index.sqlite3.Error:
+        return set()
+    finally:
+        conn.close()
 
 
 def run(args: argparse.Namespace, locs: Locations) -> int:
@@ -70,8 +127,10 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
                   file=sys.stderr)
             return 2
         since = history.stamp(at)
-    scope = projects(args, locs)
-    records = history.newest_first(history.read(locs), projects=scope, entry=args.entry, since=since)
+    folders = folders_in_scope(args, locs)
+    scope = None if folders is None else list(folders)
+    records = history.newest_first(list(of_folders(locs, history.read(locs), folders)), projects=scope,
+                                   entry=args.entry, since=since)
     use = history.usage(records)
     if args.json:
         print(json.dumps({"projects": scope, "events": records,

@@ -27,9 +27,8 @@ from ..errors import ForgetError, NoSuchEntry, TrustError
 from ..paths import Locations
 from ..store import history, trust
 from ..store.entries import read_entry
-from ..store.scope import all_projects, project_slug
-from .history import add_scope_arguments
-from .history import projects as projects_in_scope
+from ..store.scope import Folders, all_projects, is_foreign, project_slug
+from .history import add_scope_arguments, folders_in_scope
 
 ACTOR = "cli"
 GIVEN_OFTEN = 5  # given to this many sessions, opened by none: worth a person's look
@@ -122,8 +121,9 @@ def _kind_of(reason: str) -> str:
     return reason.split(" ", 1)[0]
 
 
-def collect(locs: Locations, scope: list[str] | None) -> list[Item]:
-    """What needs a person in these projects (None: every project), in the order `review` asks."""
+def collect(locs: Locations, scope: list[str] | None, folders: Folders | None = None) -> list[Item]:
+    """What needs a person in these projects (None: every project), in the order `review` asks; with
+    `folders` (`scope.scope_folders`), never an entry of another folder that only shares a slug."""
     from ..store.ledger import tombstones
 
     slugs = all_projects(locs) if scope is None else scope
@@ -154,7 +154,10 @@ def collect(locs: Locations, scope: list[str] | None) -> list[Item]:
             path = live(entry)
             if path is None:
                 return
-            items[key] = Item(entry, path, newer)
+            item = Item(entry, path, newer)
+            if folders and is_foreign(item.cwd, item.project, folders):
+                return
+            items[key] = item
         items[key].reasons[reason] = words
 
     for r in records:
@@ -352,8 +355,9 @@ def keep(locs: Locations, item: Item, cwd: str = "") -> None:
 
 
 def run(args: argparse.Namespace, locs: Locations) -> int:
-    scope = projects_in_scope(args, locs)
-    items = collect(locs, scope)
+    folders = folders_in_scope(args, locs)
+    scope = None if folders is None else list(folders)
+    items = collect(locs, scope, folders)
     if args.json:
         print(json.dumps({"projects": scope, "given_often": GIVEN_OFTEN, "items": [i.as_dict() for i in items]},
                          indent=2))

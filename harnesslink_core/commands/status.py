@@ -130,8 +130,9 @@ def joined_projects(locs: Locations) -> dict[str, list[str]]:
     from ..store.identity import tree_identities
 
     groups: dict[str, list[str]] = {}
-    for slug, repository in sorted(tree_identities(locs).items()):
-        groups.setdefault(repository, []).append(slug)
+    for slug, folders in sorted(tree_identities(locs).items()):
+        for repository in sorted(set(folders.values()) - {""}):
+            groups.setdefault(repository, []).append(slug)
     return {repository: slugs for repository, slugs in groups.items() if len(slugs) > 1}
 
 

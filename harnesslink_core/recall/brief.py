@@ -21,7 +21,7 @@ import time
 
 from ..paths import Locations
 from ..store import main_md
-from ..store.scope import folder_key, is_foreign, project_path, project_slug
+from ..store.scope import Folders, is_foreign, project_path, project_slug
 from ..store.trust import superseded_paths
 from .framing import cut, frame, neutralise, one_line
 
@@ -146,17 +146,19 @@ class _Newest:
 
 def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
     """The newest entries of this project: of its folder's slug and of every other slug of the same
-    repository (`identity.joined`: the same repository at another path, or pulled from another machine)."""
-    from ..store.identity import joined
+    repository (`scope.project_folders`: the same repository at another path, or pulled from another machine),
+    each only with its folders of this project."""
+    from ..store.scope import project_folders
 
-    slugs = [s for s in (slug, *joined(locs, slug, cwd)) if os.path.isdir(os.path.join(locs.memories_path, s, "bank"))]
+    folders = project_folders(locs, cwd)
+    slugs = [s for s in folders if os.path.isdir(os.path.join(locs.memories_path, s, "bank"))]
     if not slugs:
         return []
     bank = os.path.join(locs.memories_path, slugs[0], "bank")
     superseded = superseded_paths(locs, slugs)  # a newer entry says otherwise: never pushed
-    found = _newest_from_index(locs, slugs, cwd, superseded)
+    found = _newest_from_index(locs, slugs, folders, superseded)
     if found is None:
-        found = _newest_from_files(locs, bank, slugs[0], cwd, superseded)
+        found = _newest_from_files(locs, bank, slugs[0], folders, superseded)
     newest, total = found
     lines = [f"(files in {bank})"]
     for entry in newest:
@@ -173,7 +175,7 @@ def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
                     [entry.path for entry in newest])]
 
 
-def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: set[str]
+def _newest_from_index(locs: Locations, slugs: list[str], folders: Folders, superseded: set[str]
                        ) -> tuple[list[_Newest], int] | None:
     """The newest entries and the project's entry count from the index, brought up to date first
     when little changed; None when the index cannot answer (missing, busy, far behind, corrupt)."""
@@ -185,7 +187,7 @@ def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: 
         return None
     try:
         index.sync(conn, locs, slugs, max_changes=50)
-        hidden = query.foreign_paths(conn, {project_slug(cwd): folder_key(cwd)})  # another folder's, sharing the slug
+        hidden = query.foreign_paths(conn, folders)  # another folder's, sharing a slug
         hidden |= superseded
         hits = [h for h in query.newest(conn, slugs, NEWEST + len(hidden)) if h.path not in hidden][:NEWEST]
         return ([_Newest(h.path, h.ts, h.origin, h.title, h.result) for h in hits],
@@ -196,7 +198,7 @@ def _newest_from_index(locs: Locations, slugs: list[str], cwd: str, superseded: 
         conn.close()
 
 
-def _newest_from_files(locs: Locations, bank: str, slug: str, cwd: str, superseded: set[str]
+def _newest_from_files(locs: Locations, bank: str, slug: str, folders: Folders, superseded: set[str]
                        ) -> tuple[list[_Newest], int]:
     from pathlib import Path
 
@@ -212,7 +214,6 @@ def _newest_from_files(locs: Locations, bank: str, slug: str, cwd: str, supersed
     if forgotten:
         names = [n for n in names if not forgotten.covers(slug, n)]
     newest = []
-    folders = {slug: folder_key(cwd)}
     for name in names:
         entry = read_entry(Path(bank) / name, slug)
         if entry is None or (forgotten and forgotten.covers(slug, name, entry.turn_key)):

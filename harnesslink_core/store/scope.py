@@ -119,32 +119,48 @@ def folder_key(cwd: str) -> str:
     return path
 
 
-def scope_folders(locs: Locations, cwd: str) -> dict[str, str | None]:
-    """Each project in scope, with the one folder whose entries it holds (`folder_key`), or None for
-    all of its entries: the folder's own project, the other slugs of the same repository (its clones,
-    worktrees and moves, on this machine or another: `identity.joined`), then the projects its
-    `linked.txt` names. Two folders can share a slug (`/code/my/app` and `/code/my-app`); an entry's
-    own `cwd` then says which one it is of (`is_foreign`)."""
-    from .identity import joined
+Folders = dict[str, "str | tuple[str, ...] | None"]
 
-    own = project_slug(cwd)
-    if not is_safe_slug(own):
-        return {}
-    folders: dict[str, str | None] = {own: folder_key(cwd)}
-    for slug in joined(locs, own, cwd):
-        folders.setdefault(slug, None)
-    for slug, path in _links(locs, own):
+
+def scope_folders(locs: Locations, cwd: str) -> Folders:
+    """Each project in scope, with the folder (or folders) whose entries it holds (`folder_key`), or None
+    for all of its entries: the folder's own project and the other slugs of the same repository
+    (`project_folders`), then the projects its `linked.txt` names. Two folders can share a slug
+    (`/code/my/app` and `/code/my-app`); an entry's own `cwd` then says which one it is of (`is_foreign`)."""
+    folders = project_folders(locs, cwd)
+    for slug, path in _links(locs, project_slug(cwd)) if folders else ():
         folders.setdefault(slug, folder_key(path) if path else None)
     return folders
 
 
-def is_foreign(entry_cwd: str, slug: str, folders: dict[str, str | None]) -> bool:
-    """Whether an entry of `slug` is another folder's that only shares the slug (see `scope_folders`)."""
+def project_folders(locs: Locations, cwd: str) -> Folders:
+    """The folder's project on every slug it has: its own slug with this folder (and the slug's other
+    folders of the same repository), then every other slug holding a folder of that repository (its
+    clones, worktrees and moves, on this machine or another), with those folders (`identity.slugs_holding`)."""
+    from .identity import repository_of, slugs_holding
+
+    own = project_slug(cwd)
+    if not is_safe_slug(own):
+        return {}
+    mine = folder_key(cwd)
+    folders: Folders = {own: mine}
+    repository = repository_of(cwd)
+    for slug, held in slugs_holding(locs, repository).items() if repository else ():
+        if slug != own:
+            folders[slug] = held
+        elif held and set(held) - {mine}:  # the older form's line says no folder: it widens none of its own slug
+            folders[own] = tuple(sorted({mine, *held}))
+    return folders
+
+
+def is_foreign(entry_cwd: str, slug: str, folders: Folders) -> bool:
+    """Whether an entry of `slug` is of a folder outside the scope that only shares the slug (see `scope_folders`)."""
     wanted = folders.get(slug)
     if not wanted or not entry_cwd:
         return False
     key = folder_key(entry_cwd)
-    return key != wanted and project_slug(key) == slug
+    inside = key == wanted if isinstance(wanted, str) else key in wanted
+    return not inside and project_slug(key) == slug
 
 
 def scope_for(locs: Locations, cwd: str) -> list[str]:
