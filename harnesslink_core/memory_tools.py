@@ -62,8 +62,10 @@ _SEARCH_SCHEMA = _schema({
     "query": {"type": "string", "description": "Words to look for (plain words, no search syntax)."},
     "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_LIMIT_MAX, "default": 5,
               "description": "How many entries at most (default 5)."},
-    "as_of": {"type": "string", "description": "Answer with what was current then: a date (YYYY-MM-DD, to its "
-                                               "end, UTC) or an ISO time. Default: now."},
+    "as_of": {"type": "string", "description": "Answer with what was current then, by the time the work happened: "
+                                               "a date (YYYY-MM-DD, to its end, UTC) or an ISO time. Default: now."},
+    "known_at": {"type": "string", "description": "Answer with what memory held then, by the time it recorded "
+                                                  "each entry (a date or an ISO time, as as_of). Default: now."},
 }, ["query"])
 _SEARCH_TEXT = (
     "Search HarnessLink memory: what was done in earlier sessions of this project, by any coding agent "
@@ -150,9 +152,19 @@ def listing() -> list[dict]:
 
 
 def call(name: str, arguments: object, session: Session) -> str:
-    """Run one tool; raises ToolError for anything the caller should change, KeyError for an unknown tool."""
+    """Run one tool; raises ToolError for anything the caller should change (its message redacted: it may
+    quote what the model sent), KeyError for an unknown tool."""
     if name not in TOOLS:
         raise KeyError(name)
+    try:
+        return _call(name, arguments, session)
+    except ToolError as exc:
+        from .redact import redact
+
+        raise ToolError(redact(str(exc))) from None
+
+
+def _call(name: str, arguments: object, session: Session) -> str:
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
@@ -246,7 +258,7 @@ def memory_search(args: dict, session: Session) -> str:
 
     query = _text(args, "query", required=True)
     limit = _int(args, "limit", 5, 1, SEARCH_LIMIT_MAX)
-    as_of = _as_of(args)
+    as_of, known_at = _moment(args, "as_of"), _moment(args, "known_at")
     terms = query_terms(query[:QUERY_CHARS])
     folders = scope_folders(session.locs, session.cwd)  # every project is the user's choice: `recall --all`
     projects = list(folders)
@@ -254,8 +266,10 @@ def memory_search(args: dict, session: Session) -> str:
     if not terms:
         raise ToolError("`query` has no words to search for")
     with _index_errors():
-        hits, state = ask(session.locs, query, folders, limit=limit, as_of=as_of, busy_ms=3000)
-    then = f" as of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(as_of))}" if as_of is not None else ""
+        hits, state = ask(session.locs, query, folders, limit=limit, as_of=as_of, known_at=known_at,
+                          busy_ms=3000)
+    then = "".join(f" {words} {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(at))}"
+                   for words, at in (("as of", as_of), ("known at", known_at)) if at is not None)
     if not hits:
         return f"No memory entries match {one_line(query, 120)!r} in {where}{then}."
     lines = [f"{len(hits)} entr{'y' if len(hits) == 1 else 'ies'} matching {one_line(query, 120)!r} in {where}"
@@ -276,16 +290,17 @@ def memory_search(args: dict, session: Session) -> str:
     return frame("recall", neutralise("\n".join(lines)), project=(projects or [""])[0])
 
 
-def _as_of(args: dict) -> float | None:
+def _moment(args: dict, key: str) -> float | None:
+    """`as_of` or `known_at` as a time, None when not given."""
     from .store.trust import as_of_time
 
-    text = _text(args, "as_of").strip()
+    text = _text(args, key).strip()
     if not text:
         return None
     try:
         return as_of_time(text)
     except ValueError as exc:
-        raise ToolError(f"`as_of`: {exc}") from None
+        raise ToolError(f"`{key}`: {exc}") from None
 
 
 def _scope_words(projects: list[str]) -> str:

@@ -213,3 +213,10 @@ def indexed_entries(locs: Locations) -> int:
         return 0
     finally:
         conn.close()
+
+
+def run_cli(env: dict[str, str], *args: str, stdin: str = "", cwd: str | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess:
+    """`harnesslink <args>` as a user runs it: its own process, text in and out."""
+    return subprocess.run([sys.executable, "-m", "harnesslink_core.main", *args], input=stdin, capture_output=True,
+                          text=True, env=env, timeout=timeout, cwd=cwd or env["HOME"])

@@ -224,7 +224,7 @@ def test_undo_of_nothing_says_so(world, capsys):
 # --- two times --------------------------------------------------------------------------------------------
 
 
-def test_as_of_answers_with_what_was_current_then(world, capsys):
+def test_known_at_answers_with_what_memory_held_then(world, capsys):
     _, locs, newer = world
     banked = parse_iso("2026-08-28T15:05:00Z")
     os.utime(locs.memories / newer, (banked, banked))  # its file was written five minutes after the work
@@ -237,7 +237,7 @@ def test_as_of_answers_with_what_was_current_then(world, capsys):
 
     def state_of(as_of: str) -> dict[str, str]:
         return {rel(m, locs): m["trust"] for m in pulled(capsys, "login test fails at midnight, session cookie expiry",
-                                                         "--as-of", as_of)}
+                                                         "--known-at", as_of)}
 
     assert state_of("2026-08-28T15:01:00Z")[LOGIN] == "current"
     assert newer not in state_of("2026-08-28T15:01:00Z")  # its work was done, but it was not yet recorded

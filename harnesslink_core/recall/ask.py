@@ -21,12 +21,15 @@ if TYPE_CHECKING:
 
 
 def ask(locs: Locations, query: str, folders: dict[str, str | None] | None, *, limit: int,
-        as_of: float | None = None, busy_ms: int = 5000) -> tuple[list[Hit], trust.TrustState]:
+        as_of: float | None = None, known_at: float | None = None,
+        busy_ms: int = 5000) -> tuple[list[Hit], trust.TrustState]:
     """The entries that best answer `query` within the scope `folders` (`scope.scope_folders`; None: every
-    project), best first, with the trust state that labels them (taken `as_of` a time, when given).
+    project), best first, with the trust state that labels them, taken at a moment when given: `as_of` by
+    the time the work happened, `known_at` by the time memory recorded it (`store.trust.TrustState`).
     Raises IndexUnavailable when the index cannot be opened, sqlite3.OperationalError when it is busy."""
     projects = None if folders is None else list(folders)
-    state = trust.state(locs, all_projects(locs) if projects is None else projects, as_of=as_of)
+    state = trust.state(locs, all_projects(locs) if projects is None else projects,
+                        as_of=as_of, known_at=known_at)
     with open_index(locs, busy_ms=busy_ms) as conn:
         sync(conn, locs, projects)
         hidden = foreign_paths(conn, folders) if folders else set()

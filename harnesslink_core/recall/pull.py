@@ -17,9 +17,9 @@ Use is a prior: an entry sessions opened after it was given rises a little, one 
 sessions and opened by none sinks a little (`use_prior`).
 
 Given the scope's trust state (`store.trust.state`), a superseded entry is ranked below every
-current one and its `why` starts `superseded by <entry> (<date>)`; a state taken `as_of` a time
-answers with what was current then: entries not yet known are left out, and one superseded only
-later is current.
+current one and its `why` starts `superseded by <entry> (<date>)`; a state taken at a moment
+(`as_of` the time the work happened, `known_at` a record time) answers with what was current then:
+entries not yet in force are left out, and one superseded only later is current.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
     excluded = set(exclude_paths)
     pool = max(POOL, limit)
     terms = query_terms(query)
-    known_at = trust.as_of if trust is not None else None
+    known_at = trust.bounds if trust is not None else None
     lexical = mark_matched(conn, search(conn, terms, projects, limit=pool, exclude_paths=excluded,
                                         known_at=known_at), terms) if terms else []
     words = every_word(query)

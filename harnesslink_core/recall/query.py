@@ -26,8 +26,9 @@ WEIGHTS = (6.0, 1.0, 3.0, 0.5, 2.0, 3.0, 1.0, 0.0)
 EVEN_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0)  # every field alike, as a plain FTS5 over the entry
 STRONG_COLUMNS = "{title prompt keys}"  # where a term says what the turn was about
 
-# An entry known at a time (`--as-of`): its work had happened (`ts`) and its file was written (its mtime,
-# when it was banked; a backfilled entry is banked long after its work) by then. Two parameters: the time twice.
+# An entry in force at a moment (`store.trust.TrustState.bounds`): its work had happened (`ts`, `--as-of`) and
+# its file was written (its mtime, when it was banked: a backfilled entry is banked long after its work;
+# `--known-at`) by then. Two parameters: the latest `ts` and the latest file time (inf: any).
 KNOWN_AT = "d.ts <= ? AND d.mtime_ns <= ? * 1e9"
 
 _HIT_COLUMNS = "d.id, d.path, d.project, d.ts, d.title, d.harness, d.source, d.session_id, d.sketch"
@@ -129,14 +130,14 @@ def scoped_query(terms: Terms, projects: list[str] | None) -> str:
 
 
 def search_sql(terms: Terms, projects: list[str] | None, *, limit: int = 10, exclude_session: str | None = None,
-               exclude_paths: Iterable[str] = (), known_at: float | None = None,
+               exclude_paths: Iterable[str] = (), known_at: tuple[float, float] | None = None,
                weights: tuple[float, ...] = WEIGHTS, rowids: tuple[int | None, int | None] = (None, None),
                by_scope: bool = True) -> tuple[str, list[object]] | None:
     """The `(sql, params)` of `search`, or None when there is nothing to ask (no terms, no projects).
 
     Entries matching any term, best first by bm25 with these column `weights`, within `projects` (None:
-    all), without the session's own and the excluded paths; `known_at`: only the entries known at that
-    time (`KNOWN_AT`); `rowids`: only those with `low < rowid <= high` (newer entries have higher rowids).
+    all), without the session's own and the excluded paths; `known_at`: only the entries in force at that
+    moment (`KNOWN_AT`'s two times); `rowids`: only those with `low < rowid <= high` (newer entries have higher rowids).
     `by_scope=False` leaves the projects to the join on `docs` alone: cheaper when they hold most of the
     index, since FTS5 would then merge the scope token's long doclist for nothing."""
     if limit <= 0 or (projects is not None and not projects):
@@ -165,7 +166,7 @@ def search_sql(terms: Terms, projects: list[str] | None, *, limit: int = 10, exc
         params += excluded
     if known_at is not None:
         where.append(KNOWN_AT)
-        params += [known_at, known_at]
+        params += list(known_at)
     sql = (
         f"SELECT {_HIT_COLUMNS}, bm25(fts, {', '.join(str(w) for w in weights)}) AS rank"
         f" FROM fts JOIN docs d ON d.id = fts.rowid WHERE {' AND '.join(where)}"
@@ -184,19 +185,19 @@ def search(conn: sqlite3.Connection, terms: Terms, projects: list[str] | None, *
     return [_hit(row, -row[9]) for row in conn.execute(*built)]
 
 
-def hits_sql(ids: list[int], projects: list[str], *, known_at: float | None = None) -> tuple[str, list[object]]:
+def hits_sql(ids: list[int], projects: list[str], *, known_at: tuple[float, float] | None = None) -> tuple[str, list[object]]:
     """The `(sql, params)` of `hits_of`."""
     known = "" if known_at is None else f" AND {KNOWN_AT}"
     sql = (f"SELECT {_HIT_COLUMNS} FROM docs d JOIN fts f ON f.rowid = d.id"
            f" WHERE d.id IN ({','.join('?' * len(ids))}) AND d.project IN ({','.join('?' * len(projects))}){known}")
-    return sql, [*ids, *projects, *(() if known_at is None else (known_at, known_at))]
+    return sql, [*ids, *projects, *(known_at or ())]
 
 
 def hits_of(conn: sqlite3.Connection, ids: list[int], projects: list[str], *, exclude_session: str | None = None,
-            exclude_paths: Iterable[str] = (), known_at: float | None = None) -> list[Hit]:
+            exclude_paths: Iterable[str] = (), known_at: tuple[float, float] | None = None) -> list[Hit]:
     """These entries as hits (score 0: not found by words; without their text), in the order of `ids`,
     within `projects`, without the session's own and the excluded paths (and, with `known_at`, those
-    not known then)."""
+    not in force then)."""
     if not ids or not projects:
         return []
     excluded = set(exclude_paths)
