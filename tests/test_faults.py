@@ -110,7 +110,8 @@ def _cli_fails_in_one_line(capsys, argv: list[str], *, stdin: str = "") -> str:
 def _recovered(locs, *, turns: int = TURNS) -> None:
     """After the fault: one more pass, then every turn once and every file whole."""
     # waits for a background pass a hook process may have started
-    report = autobank.run_pass(locs, now=time.time() + 3600, wait=30)
+    now = time.time() + 3600
+    report = autobank.run_pass(locs, now=now, wait=30)
     assert report.failure is None and not report.locked, report
     entries = sorted(locs.memories.glob("*/bank/*.md"))
     keys = [re.search(r"^turn_key: (.*)$", p.read_text(), re.M).group(1) for p in entries]
@@ -122,8 +123,15 @@ def _recovered(locs, *, turns: int = TURNS) -> None:
     main_md = (project / "MAIN.md").read_text()
     assert main_md.count(projectfiles.START) == 1 and main_md.count(projectfiles.END) == 1
     assert all(f"(bank/{p.name})" in main_md for p in entries)
-    summaries = list((project / "summaries").glob("*.md"))
-    assert len(summaries) == 1 and summaries[0].read_text().count("\n- ") == 2
+    # a summary for each day before the pass's own, whole: the past session's day (its two turns), and
+    # yesterday too when the pass runs within an hour of midnight (its `now` is an hour ahead, the session
+    # an hour behind; an earlier pass may have summed up that day before its last turn was banked)
+    today = time.strftime("%Y-%m-%d", time.gmtime(now))
+    past_days = sorted({p.name[:10] for p in entries if p.name[:10] < today})
+    summaries = {s.stem: s.read_text() for s in (project / "summaries").glob("*.md")}
+    assert sorted(summaries) == past_days
+    assert summaries[past_days[0]].count("\n- ") == 2
+    assert all(0 < text.count("\n- ") <= sum(p.name.startswith(day) for p in entries) for day, text in summaries.items())
     states = list((project / "state").glob("*.md"))
     assert any("tag v2" in s.read_text() for s in states)
     assert not list(locs.memories.rglob("*.tmp")) and not list(locs.memories.rglob(".*"))
