@@ -1,9 +1,12 @@
-"""`config.yml` switches (SPEC §5): `memory.autoBank`, `cloud.autobank` and the legacy `cloud.harnesses`.
+"""`config.yml`: the switches (SPEC §5: `memory.autoBank`, `cloud.autobank`, the legacy `cloud.harnesses`)
+and the globs of `memory.exclude` (control/exclusion.py).
 
-Every pass reads the switches, and most passes (a stop hook's) have nothing else to do: they are
-read from a small JSON cache in the agent dir while config.yml is unchanged (same mtime, size and
-inode), and yaml is imported only to parse a file that changed (as control/exclusion.py does for
-its globs).
+Every pass and every prompt needs them, and most have nothing else to do: they are read from a small
+JSON cache in the agent dir while config.yml is unchanged (same mtime, size and inode), and yaml is
+imported only to parse a file that changed. A file that cannot be used is cached too, as the defaults
+and the problem `harnesslink status` names, so it costs one bounded read, not one per prompt: at most
+MAX_CONFIG_BYTES of a regular file (a FIFO would hold the hook), parsed without aliases (a few hundred
+bytes of them expand to gigabytes) and no deeper than MAX_DEPTH (deeper nesting overflows the stack).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 
 from . import wirejson
 from .errors import ConfigError
+from .safefile import read_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's pass)
 if TYPE_CHECKING:
@@ -21,82 +25,129 @@ if TYPE_CHECKING:
 
 # harnesses.registry.IDS, spelled out: a foundation may not import harnesses/ (tests/test_layers.py)
 ALL_HARNESSES = ("claude-code", "codex", "pi", "omp", "antigravity")
-SWITCHES_CACHE = "switches-cache.json"
+CONFIG_CACHE = "config-cache.json"  # control/exclusion.py reads its globs from it
+MAX_CONFIG_BYTES = 64 * 1024
+MAX_DEPTH = 32
+MAX_EXCLUDE = 200  # globs of memory.exclude used; each one is matched against every folder of a cwd
+MAX_GLOB_CHARS = 500
 
 
 class Switches:
-    __slots__ = ("auto_bank", "autobank", "problem")
+    __slots__ = ("auto_bank", "autobank", "problem", "exclude")
 
-    def __init__(self, auto_bank: bool, autobank: list[str], problem: str | None = None) -> None:
+    def __init__(self, auto_bank: bool, autobank: list[str], problem: str | None = None,
+                 exclude: list[str] | None = None) -> None:
         self.auto_bank = auto_bank
         self.autobank = autobank  # harnesses with autobank on
-        self.problem = problem  # why the file was not usable, if it was not
+        self.problem = problem  # why the file (or a part of it) was not usable, if it was not
+        self.exclude = exclude or []  # memory.exclude's globs, `~` expanded (control/exclusion.py)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Switches) and (self.auto_bank, self.autobank, self.problem) == (
-            other.auto_bank, other.autobank, other.problem)
+        return isinstance(other, Switches) and self._fields() == other._fields()
+
+    def _fields(self) -> tuple:
+        return self.auto_bank, self.autobank, self.problem, self.exclude
 
     def __repr__(self) -> str:
         return f"Switches(auto_bank={self.auto_bank!r}, autobank={self.autobank!r}, problem={self.problem!r})"
 
 
 def load(locs: Locations) -> dict[str, Any]:
+    """config.yml as a mapping ({} when there is none); ConfigError for a file that cannot be used."""
+    text = _read(locs)
+    return {} if text is None else _parse(text, locs.config_file)
+
+
+def _read(locs: Locations) -> str | None:
+    """config.yml's text, None when there is none."""
+    path = os.fspath(locs.config_file)
+    data = read_regular(path, MAX_CONFIG_BYTES + 1)
+    if data is None:
+        if not os.path.lexists(path):
+            return None
+        raise ConfigError(f"cannot read {path}: not a regular file, or unreadable")
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path} is larger than {MAX_CONFIG_BYTES // 1024} KB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8: {exc}") from exc
+
+
+def _parse(text: str, path: object) -> dict[str, Any]:
     import yaml
 
+    class Bounded(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+            if self.check_event(yaml.AliasEvent):
+                raise ConfigError(f"{path} uses a YAML alias (*name): not accepted")
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise ConfigError(f"{path} nests deeper than {MAX_DEPTH} levels")
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
     try:
-        text = locs.config_file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {locs.config_file}: {exc}") from exc
-    try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=Bounded)  # noqa: S506 - a SafeLoader, bounded
+    except ConfigError:
+        raise
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{locs.config_file} is not valid YAML: {exc}") from exc
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - a hostile value (a 5,000-digit int) must be a problem, not a crash
+        raise ConfigError(f"{path} cannot be read as YAML: {exc!r}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{locs.config_file} is not a mapping")
+        raise ConfigError(f"{path} is not a mapping")
     return data
 
 
-def switches(locs: Locations) -> Switches:
-    """What is on. A missing or broken file means the defaults: everything on."""
-    path = os.fspath(locs.config_file)
+def stamp_of(path: str) -> list[int] | None:
+    """What a cache of `path` is made for: its mtime, size and inode (lstat: a link is not followed)."""
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return Switches(True, list(ALL_HARNESSES))
+        st = os.lstat(path)
     except OSError:
-        st = None  # `load` says why
-    stamp = [st.st_mtime_ns, st.st_size, st.st_ino] if st is not None else None
-    cache = os.path.join(os.path.dirname(path), SWITCHES_CACHE)
-    if stamp is not None:
-        cached = _cached(cache, stamp)
-        if cached is not None:
-            return cached
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+def switches(locs: Locations) -> Switches:
+    """What is on. A missing or broken file means the defaults: everything on, nothing excluded."""
+    path = os.fspath(locs.config_file)
+    stamp = stamp_of(path)
+    if stamp is None:
+        return Switches(True, list(ALL_HARNESSES))
+    cache = os.path.join(os.path.dirname(path), CONFIG_CACHE)
+    cached = _cached(cache, stamp)
+    if cached is not None:
+        return cached
     try:
-        data = load(locs)
+        found = _from_data(load(locs), os.fspath(locs.home))
     except ConfigError as exc:
-        return Switches(True, list(ALL_HARNESSES), problem=str(exc))
-    found = _from_data(data)
-    if stamp is not None:
-        _keep(cache, stamp, found)
+        found = Switches(True, list(ALL_HARNESSES), problem=" ".join(f"{exc} (the defaults are used until it is fixed)".split()))
+    _keep(cache, stamp, found)
     return found
 
 
 def _cached(cache: str, stamp: list[int]) -> Switches | None:
     data = wirejson.read_cache(cache, stamp)
-    if data is None or not isinstance(data.get("autobank"), list):
+    if data is None or not isinstance(data.get("autobank"), list) or not isinstance(data.get("globs"), list):
         return None
-    return Switches(data.get("auto_bank") is not False, [str(n) for n in data["autobank"] if str(n) in ALL_HARNESSES])
+    problem = data.get("problem")
+    return Switches(data.get("auto_bank") is not False, [str(n) for n in data["autobank"] if str(n) in ALL_HARNESSES],
+                    str(problem) if problem else None, [str(g) for g in data["globs"][:MAX_EXCLUDE]])
 
 
 def _keep(cache: str, stamp: list[int], found: Switches) -> None:
-    wirejson.write_cache(cache, stamp, {"auto_bank": found.auto_bank, "autobank": found.autobank})
+    wirejson.write_cache(cache, stamp, {"auto_bank": found.auto_bank, "autobank": found.autobank,
+                                        "problem": found.problem, "globs": found.exclude})
 
 
-def _from_data(data: dict[str, Any]) -> Switches:
+def _from_data(data: dict[str, Any], home: str) -> Switches:
     memory = data.get("memory")
     memory = memory if isinstance(memory, dict) else {}
     cloud = data.get("cloud")
@@ -112,7 +163,40 @@ def _from_data(data: dict[str, Any]) -> Switches:
         names = [names]
     if not isinstance(names, list):
         names = []
-    return Switches(auto_bank, [str(n) for n in names if str(n) in ALL_HARNESSES])
+    globs, problem = _exclude_globs(memory.get("exclude"), home)
+    return Switches(auto_bank, [str(n) for n in names if str(n) in ALL_HARNESSES], problem, globs)
+
+
+def _exclude_globs(value: object, home: str) -> tuple[list[str], str | None]:
+    """memory.exclude as globs (`~` expanded, `a/b` anywhere), at most MAX_EXCLUDE of them, and what was
+    left out, if anything."""
+    value = value or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return [], "memory.exclude is not a list of globs: ignored"
+    globs: list[str] = []
+    too_long = 0
+    for item in value:
+        if not isinstance(item, (str, int, float)):
+            continue
+        pattern = str(item).strip()
+        if len(pattern) > MAX_GLOB_CHARS:
+            too_long += 1
+            continue
+        if pattern == "~" or pattern.startswith("~/"):
+            pattern = home + pattern[1:]
+        pattern = pattern.rstrip("/") or "/"
+        if "/" in pattern and not pattern.startswith("/"):
+            pattern = "*/" + pattern  # `clients/*`: a `clients` folder anywhere
+        if pattern not in globs:
+            globs.append(pattern)
+    problems = []
+    if too_long:
+        problems.append(f"{too_long} longer than {MAX_GLOB_CHARS} characters ignored")
+    if len(globs) > MAX_EXCLUDE:
+        problems.append(f"{len(globs)} globs, only the first {MAX_EXCLUDE} used")
+    return globs[:MAX_EXCLUDE], ("memory.exclude: " + "; ".join(problems)) if problems else None
 
 
 def set_autobank(locs: Locations, names: list[str]) -> None:
@@ -121,11 +205,8 @@ def set_autobank(locs: Locations, names: list[str]) -> None:
 
     from .atomic import atomic_write
 
-    try:
-        text = locs.config_file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    data = load(locs)
+    text = _read(locs) or ""
+    data = _parse(text, locs.config_file) if text else {}
     wanted = dict(data)
     cloud = dict(data.get("cloud") or {}) if isinstance(data.get("cloud") or {}, dict) else {}
     cloud["autobank"] = list(names)

@@ -7,6 +7,7 @@ import os
 import time
 
 from .paths import Locations
+from .safefile import open_append
 
 MAX_BYTES = 1_000_000
 KEEP = 3
@@ -38,7 +39,10 @@ def write(locs: Locations, level: str, message: str, *, exc: BaseException | Non
         path = locs.log_path
         os.makedirs(os.path.dirname(path), exist_ok=True)
         _rotate(path)
-        with open(path, "a", encoding="utf-8", errors="replace") as f:
+        fd = open_append(path)  # a FIFO planted as the log would hold the hook
+        if fd is None:
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
             f.write(text)
     except Exception:  # noqa: BLE001 - a full disk or a read-only home must not surface as a failure
         if _fallback is not None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .errors import NoSuchEntry, ToolError, TrustError
 from .paths import Locations
+from .safefile import read_regular_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -283,9 +284,9 @@ def memory_search(args: dict, session: Session) -> str:
             lines.append(f"   Prompt: {one_line(hit.prompt, 240)}")
         if hit.result.strip():
             lines.append(f"   Result: {one_line(hit.result, 400)}")
-        newer = state.superseded_by(hit.path)
+        newer = state.newer_name(hit.path)
         if newer is not None:
-            lines.append(f"   Superseded by {newer[0]}: it no longer holds; prefer the newer entry.")
+            lines.append(f"   Superseded by {newer}: it no longer holds; prefer the newer entry.")
         lines.append(f"   Why here: {hit.why}")
     return frame("recall", neutralise("\n".join(lines)), project=(projects or [""])[0])
 
@@ -320,11 +321,9 @@ def memory_get(args: dict, session: Session) -> str:
     parts = rel.split(os.sep)
     if len(parts) == 3 and parts[1] == "bank" and tombstones(session.locs).covers(parts[0], parts[2]):
         raise ToolError(f"{wanted!r} was forgotten (harnesslink forget) and is not shown again")
-    try:
-        with open(path, "rb") as f:
-            text = f.read(GET_CHARS * 4).decode("utf-8", "replace")
-    except OSError as exc:
-        raise ToolError(f"cannot read {wanted!r}: {exc.strerror or exc}") from None
+    text = read_regular_text(path, GET_CHARS * 4)
+    if text is None:
+        raise ToolError(f"cannot read {wanted!r}: not a regular file, or unreadable") from None
     return frame("entry", neutralise(cut(text, GET_CHARS)), id=rel)
 
 

@@ -11,6 +11,7 @@ import os
 import stat
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def read_regular(path: str, limit: int) -> bytes | None:
@@ -51,3 +52,55 @@ def is_regular(path: str) -> bool:
         return stat.S_ISREG(os.lstat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+def is_folder(path: str) -> bool:
+    """Whether `path` is a folder itself, not a symlink to one (lstat: never opens it)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def tree_folder(root: str, *parts: str) -> str | None:
+    """`root` joined with `parts` when each of those steps below `root` is a folder itself, never a
+    symlink (a link inside the memory tree may lead out of it); None otherwise."""
+    path = root
+    for part in parts:
+        path = os.path.join(path, part)
+        if not is_folder(path):
+            return None
+    return path
+
+
+def may_make_folder(root: str, *parts: str) -> bool:
+    """Whether writing into `root` joined with `parts` stays below `root`: each step that exists is a folder
+    itself, never a symlink (what does not exist yet is made by the writer, as a folder)."""
+    path = root
+    for part in parts:
+        path = os.path.join(path, part)
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            return True
+        except (OSError, ValueError):
+            return False
+        if not stat.S_ISDIR(mode):
+            return False
+    return True
+
+
+def open_append(path: str, mode: int = 0o644) -> int | None:
+    """A descriptor appending to the regular file at `path`, made if missing (the caller closes it); None
+    where `path` is a symlink, a FIFO (opening one to write waits for a reader), or anything else."""
+    try:
+        fd = os.open(path, _APPEND_FLAGS, mode)
+    except (OSError, ValueError):
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None

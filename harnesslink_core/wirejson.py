@@ -91,13 +91,20 @@ def may_hold_surrogates(data: bytes) -> bool:
 
 # --- small caches in the agent dir: a JSON object made for a stamp (a file's mtime and size, say) -------------
 
+CACHE_BYTES = 4 * 1024 * 1024
+
 
 def read_cache(path: str, stamp: object) -> dict | None:
-    """The object cached at `path` when it was made for this `stamp`, else None."""
+    """The object cached at `path` when it was made for this `stamp`, else None (so is anything at `path`
+    that is not a regular file of at most CACHE_BYTES)."""
+    from .safefile import read_regular
+
+    raw = read_regular(path, CACHE_BYTES + 1)
+    if raw is None or len(raw) > CACHE_BYTES:
+        return None
     try:
-        with open(path, encoding="utf-8") as f:
-            data = loads(f.read())
-    except (OSError, ValueError):
+        data = loads(raw.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
         return None
     return data if isinstance(data, dict) and data.get("stamp") == stamp else None
 

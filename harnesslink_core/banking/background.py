@@ -10,6 +10,7 @@ import sys
 import time
 
 from ..paths import Locations
+from ..safefile import open_append
 
 STAMP = ".last-pass"
 PASS_INTERVAL = 30.0  # hooks start a background pass at most this often
@@ -31,9 +32,13 @@ def mark_pass(locs: Locations) -> None:
 
 
 def _touch(path: str) -> None:
-    with open(path, "a"):
-        pass
-    os.utime(path)
+    fd = open_append(path)  # never a FIFO's open, which waits for a reader
+    if fd is None:
+        raise OSError(f"{path} is not a regular file")
+    try:
+        os.utime(fd)
+    finally:
+        os.close(fd)
 
 
 def spawn_background_pass(locs: Locations) -> None:

@@ -25,6 +25,7 @@ from .. import clock
 from ..control import forget, supersede
 from ..errors import ForgetError, NoSuchEntry, TrustError
 from ..paths import Locations
+from ..safefile import is_regular, tree_folder
 from ..store import history, trust
 from ..store.entries import read_entry
 from ..store.scope import Folders, all_projects, is_foreign, project_slug
@@ -137,7 +138,8 @@ def collect(locs: Locations, scope: list[str] | None, folders: Folders | None = 
         """The entry's file, while it is there and not forgotten."""
         slug, _, name = entry.partition("/bank/")
         path = locs.memories / slug / "bank" / name
-        ok = trust.is_entry_path(entry) and path.is_file() and not forgotten.covers(slug, name)
+        ok = (trust.is_entry_path(entry) and tree_folder(str(locs.memories), slug, "bank") is not None
+              and is_regular(os.fspath(path)) and not forgotten.covers(slug, name))  # never a link's
         return path if ok else None
 
     def live(entry: str) -> Path | None:

@@ -205,7 +205,7 @@ def needs_you(data: dict[str, Any]) -> list[str]:
     """A line for each thing a person should look at."""
     lines = []
     if data["config_problem"]:
-        lines.append(f"config.yml: {data['config_problem']} (the defaults are used until it is fixed)")
+        lines.append(f"config.yml: {data['config_problem']}")
     if not data["auto_bank"]:
         lines.append("memory.autoBank is false in config.yml: nothing is banked")
     for name, h in data["harnesses"].items():

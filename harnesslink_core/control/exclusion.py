@@ -10,9 +10,9 @@ when it (or a folder above it) matches one of the globs under `memory.exclude` i
         - /tmp/**
         - scratch-*            # no `/`: any folder with a matching name, wherever it is
 
-On the prompt hook's path: imports only os (and fnmatch, which loads `re`, when there are globs). The globs are read from a small JSON
-cache in the agent dir, rewritten (parsing config.yml with yaml) only when config.yml changed;
-the autobank pass refreshes it, so a hook rarely parses YAML.
+On the prompt hook's path: imports only os (and fnmatch, which loads `re`, when there are globs). The globs are read from
+config.py's small JSON cache in the agent dir, rewritten (parsing config.yml with yaml) only when config.yml changed;
+the autobank pass refreshes it, so a hook rarely parses YAML. At most 200 globs are used.
 """
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ import os
 from .. import wirejson
 
 OFF_FILE = ".harnesslink-off"
-CACHE_FILE = "exclude-cache.json"
+# config.CONFIG_CACHE, config.MAX_EXCLUDE and config.stamp_of's stamp, spelled out: the prompt hook may not
+# import config (tests/test_hot_path.py); tests/test_config_attacks.py holds them equal
+CONFIG_CACHE = "config-cache.json"
+MAX_EXCLUDE = 200
 
 
 def is_excluded(locs, cwd: str | None) -> str | None:
@@ -75,47 +78,16 @@ def _matches(path: str, pattern: str) -> bool:
 
 
 def exclude_globs(locs) -> list[str]:
-    """`memory.exclude` from config.yml, `~` expanded, from the cache while config.yml is unchanged."""
-    agent_dir = locs.agent_path
-    config = os.path.join(agent_dir, "config.yml")
+    """`memory.exclude` from config.yml, `~` expanded, from config.py's cache while config.yml is unchanged
+    (config.yml is parsed only when it changed, and a broken one once: it is cached as no globs)."""
+    config = os.path.join(locs.agent_path, "config.yml")
     try:
-        st = os.stat(config)
+        st = os.lstat(config)
     except OSError:
         return []
-    stamp = [st.st_mtime_ns, st.st_size]
-    cache = os.path.join(agent_dir, CACHE_FILE)
-    data = wirejson.read_cache(cache, stamp)
+    data = wirejson.read_cache(os.path.join(locs.agent_path, CONFIG_CACHE), [st.st_mtime_ns, st.st_size, st.st_ino])
     if data is not None and isinstance(data.get("globs"), list):
-        return [str(g) for g in data["globs"]]
-    globs = _read_globs(locs)
-    if globs is None:
-        return []  # config.yml unreadable right now: nothing cached, asked again next time
-    wirejson.write_cache(cache, stamp, {"globs": globs})
-    return globs
+        return [str(g) for g in data["globs"][:MAX_EXCLUDE]]
+    from ..config import switches
 
-
-def _read_globs(locs) -> list[str] | None:
-    from ..config import ConfigError, load
-
-    try:
-        data = load(locs)
-    except ConfigError:
-        return None
-    memory = data.get("memory") if isinstance(data.get("memory"), dict) else {}
-    value = memory.get("exclude") or []
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        return []
-    home = locs.home_path
-    globs = []
-    for item in value:
-        pattern = str(item).strip()
-        if pattern == "~" or pattern.startswith("~/"):
-            pattern = home + pattern[1:]
-        pattern = pattern.rstrip("/") or "/"
-        if "/" in pattern and not pattern.startswith("/"):
-            pattern = "*/" + pattern  # `clients/*`: a `clients` folder anywhere
-        if pattern and pattern not in globs:
-            globs.append(pattern)
-    return globs
+    return switches(locs).exclude

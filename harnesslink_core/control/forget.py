@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 
 from ..errors import ForgetError, NoMatch
+from ..safefile import read_regular_text, tree_folder
 
 CLOUD_NOTE = ("A copy already uploaded to the HarnessLink cloud stays in the cloud store until you remove it "
               "there; if it is pulled back, it is never indexed or injected again.")
@@ -113,7 +114,9 @@ def select(locs, *, ids=(), query: str | None = None, session: str | None = None
     matched_ids: set[str] = set()
     targets = []
     for slug in slugs:
-        bank = os.path.join(str(locs.memories), slug, "bank")
+        bank = tree_folder(str(locs.memories), slug, "bank")  # never through a linked folder
+        if bank is None:
+            continue
         try:
             names = sorted(n for n in os.listdir(bank) if n.endswith(".md") and not n.startswith(".")
                            and not os.path.islink(os.path.join(bank, n)))  # a link is no entry of ours
@@ -200,11 +203,7 @@ def _query_paths(locs, query: str, slugs: list[str], limit: int, loose: bool = F
 
 
 def _head(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(16384)
-    except OSError:
-        return ""
+    return read_regular_text(path, 16384) or ""  # never a FIFO's or a link's
 
 
 def _parse(head: str) -> dict[str, object]:

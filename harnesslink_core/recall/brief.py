@@ -20,6 +20,7 @@ import os
 import time
 
 from ..paths import Locations
+from ..safefile import read_regular_text, tree_folder
 from ..store import main_md
 from ..store.scope import Folders, is_foreign, project_path, project_slug
 from ..store.trust import superseded_paths
@@ -121,11 +122,8 @@ def assemble(sections: list[Section], budget: int, *, project: str = "", kind: s
 
 
 def _read(path: str, limit: int = 256 * 1024) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return ""
+    """A regular file's head; "" for anything else (a FIFO would hold the hook, a link may lead anywhere)."""
+    return read_regular_text(path, limit) or ""
 
 
 def _main_notes(folder: str) -> list[Section]:
@@ -151,7 +149,7 @@ def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
     from ..store.scope import project_folders
 
     folders = project_folders(locs, cwd)
-    slugs = [s for s in folders if os.path.isdir(os.path.join(locs.memories_path, s, "bank"))]
+    slugs = [s for s in folders if tree_folder(locs.memories_path, s, "bank")]
     if not slugs:
         return []
     bank = os.path.join(locs.memories_path, slugs[0], "bank")
@@ -255,7 +253,7 @@ def _harness_memory(locs: Locations, cwd: str, harness: str) -> list[Section]:
 def _newest_file(folder: str) -> str | None:
     try:
         with os.scandir(folder) as it:
-            files = [(e.stat().st_mtime, e.path) for e in it if e.is_file()]
+            files = [(e.stat(follow_symlinks=False).st_mtime, e.path) for e in it if e.is_file(follow_symlinks=False)]
     except OSError:
         return None
     return max(files)[1] if files else None

@@ -40,6 +40,7 @@ import time
 from ..errors import IndexBehind, IndexCorrupt, IndexUnavailable
 from ..fastsqlite import Transaction, sqlite3  # the C module alone, cheaply (on every prompt)
 from ..paths import Locations
+from ..safefile import tree_folder
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
 if TYPE_CHECKING:
@@ -276,9 +277,9 @@ def sync(conn: sqlite3.Connection, locs: Locations, projects: Iterable[str] | No
 def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force: bool,
                   max_changes: int | None = None, written: Written | None = None,
                   indexed: Callable[[], None] | None = None) -> int:
-    bank = os.path.join(locs.memories_path, slug, "bank")
+    bank = tree_folder(locs.memories_path, slug, "bank")  # a linked project or bank folder is not walked
     try:
-        dir_mtime = os.stat(bank).st_mtime_ns
+        dir_mtime = os.stat(bank).st_mtime_ns if bank is not None else None
     except OSError:
         dir_mtime = None
     row = conn.execute("SELECT dir_mtime_ns FROM projects WHERE slug = ?", (slug,)).fetchone()
@@ -288,7 +289,7 @@ def _sync_project(conn: sqlite3.Connection, locs: Locations, slug: str, *, force
         return 0
 
     on_disk: dict[str, tuple[str, int, int]] = {}
-    if dir_mtime is not None:
+    if bank is not None and dir_mtime is not None:
         listed = _entry_files(bank, slug)
         if listed is None:
             dir_mtime = None
@@ -512,8 +513,8 @@ def _entry_count(locs: Locations) -> int:
     """How many entries the tree holds: what a rebuild reads."""
     from ..store.scope import all_projects
 
-    return sum(len(_entry_files(os.path.join(locs.memories_path, slug, "bank"), slug) or ())
-               for slug in all_projects(locs))
+    banks = ((slug, tree_folder(locs.memories_path, slug, "bank")) for slug in all_projects(locs))
+    return sum(len(_entry_files(bank, slug) or ()) for slug, bank in banks if bank is not None)
 
 
 def _counting(progress: Callable[[str, int, int], None], stage: str, total: int) -> Callable[[], None]:

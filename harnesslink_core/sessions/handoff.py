@@ -18,10 +18,12 @@ import os
 import time
 
 from .. import wirejson  # `json` imports `re`: not on the session-start path
+from ..safefile import read_regular_text
 
 FOLDER = "handoffs"
 TTL_SECONDS = 24 * 3600
 HOOK_ROOM = 9400  # handoff + brief stay under Claude Code's 10,000-character cap on one hook's output
+RECORD_BYTES = 1024 * 1024
 
 
 def handoff_path(agent_dir: os.PathLike[str] | str, cwd: str, harness: str) -> str:
@@ -118,10 +120,10 @@ def prune(agent_dir: os.PathLike[str] | str, now: float) -> None:
 
 
 def _load(path: str) -> dict | None:
+    text = read_regular_text(path, RECORD_BYTES)  # never a FIFO's, which would hold the session-start hook
     try:
-        with open(path, encoding="utf-8") as f:
-            record = wirejson.loads(f.read())
-    except (OSError, ValueError):
+        record = wirejson.loads(text) if text is not None else None
+    except ValueError:
         return None
     return record if isinstance(record, dict) else None
 

@@ -14,6 +14,7 @@ import orjson
 from .. import clock
 from ..model import Turn
 from ..redact import redact, redact_value
+from ..safefile import may_make_folder, read_regular
 from .scope import project_slug
 
 try:
@@ -295,12 +296,9 @@ def _holding(bank_dir: Path, names: list[str], turn_key: str) -> Path | None:
     """The first of these entries whose frontmatter carries this turn_key."""
     marker = f"turn_key: {yaml_quote(turn_key)}\n".encode()
     for name in names:
-        try:
-            with open(bank_dir / name, "rb") as f:
-                if marker in f.read(8192):
-                    return bank_dir / name
-        except OSError:
-            continue
+        head = read_regular(os.path.join(bank_dir, name), 8192)  # never a FIFO's or a link's
+        if head is not None and marker in head:
+            return bank_dir / name
     return None
 
 
@@ -322,6 +320,7 @@ def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: se
         if existing:
             return existing
         if staged is None:
+            refuse_linked_folders(bank_dir)
             made = make_folder(bank_dir)
             if made and sync_folder:
                 sync_made(made)
@@ -364,6 +363,7 @@ def stage(bank_dir: Path, entry: Entry, made: list[Path] | None = None) -> Path:
 
     Three system calls for most (open, write, close): a pass stages hundreds, and the folder is made only
     when it is missing (the folders made then are added to `made`, for `fsync_dirs`)."""
+    refuse_linked_folders(bank_dir)
     tmp = _temporary(bank_dir, entry.name_stem)
     try:
         fd = os.open(tmp, _NEW_FILE, 0o666)
@@ -593,6 +593,14 @@ def fsync_dirs(folders: set[Path], writeback: Writeback | None = None, made: lis
     failed = {f: error for f, error in zip(ordered, results) if error is not None}
     found = {f: failed.get(f) or next((failed[p] for p in f.parents if p in failed), None) for f in folders}
     return {f: error for f, error in found.items() if error is not None}
+
+
+def refuse_linked_folders(bank_dir: Path) -> None:
+    """OSError when the project folder or the bank folder of `bank_dir` is a symlink (or not a folder): an
+    entry written through it would land outside the tree."""
+    project = bank_dir.parent
+    if not may_make_folder(os.fspath(project.parent), project.name, bank_dir.name):
+        raise OSError(f"{bank_dir}: a symlink or not a folder in the memory tree; nothing is written through it")
 
 
 def make_folder(path: Path) -> list[Path]:

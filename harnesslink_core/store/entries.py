@@ -12,11 +12,13 @@ could be read.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..clock import parse_iso
+from ..safefile import read_regular_text
 
 # Headings a section may carry, across our own entries and older ones.
 _SECTION_NAMES = {
@@ -60,12 +62,9 @@ class Entry:
 
 
 def read_entry(path: Path, project: str | None = None) -> Entry | None:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_ENTRY_BYTES)
-    except OSError:
+    text = read_regular_text(os.fspath(path), MAX_ENTRY_BYTES)  # a FIFO or a link named like an entry: None
+    if text is None:
         return None
-    text = raw.decode("utf-8", "replace")
     return parse_entry(text, path, project or path.parent.parent.name)
 
 

@@ -17,6 +17,7 @@ import time
 from collections import namedtuple
 
 from ..fastsqlite import Transaction, sqlite3
+from ..safefile import open_append, read_regular_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the stop hook's pass opens the ledger
 if TYPE_CHECKING:
@@ -520,6 +521,7 @@ def _holder_alive(holder: str | None) -> bool:
 # --- tombstones: what `harnesslink forget` took back (SPEC §4) ---------------------------
 
 TOMBSTONES_COPY = "forgotten.jsonl"  # in the agent dir, beside the ledger (never uploaded)
+TOMBSTONES_COPY_BYTES = 64 * 1024 * 1024
 
 
 class Tombstones:
@@ -562,7 +564,11 @@ def keep_tombstone_copy(locs: Locations, rows: Iterable[tuple[str, str, str, str
 
     lines = "".join(json.dumps({"project": project, "name": name, "turn_key": turn_key, "id": entry_id,
                                 "at": time.time()}) + "\n" for project, name, turn_key, entry_id in rows)
-    with open(os.path.join(str(locs.agent_dir), TOMBSTONES_COPY), "a", encoding="utf-8") as f:
+    path = os.path.join(str(locs.agent_dir), TOMBSTONES_COPY)
+    fd = open_append(path)
+    if fd is None:
+        raise OSError(f"{path} is not a regular file: the tombstones' copy is not kept")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(lines)
         f.flush()
         os.fsync(f.fileno())
@@ -572,18 +578,17 @@ def restore_tombstones(locs: Locations, ledger: Ledger) -> int:
     """Tombstones from `forgotten.jsonl` into a new ledger; how many."""
     import json
 
-    try:
-        with open(os.path.join(str(locs.agent_dir), TOMBSTONES_COPY), encoding="utf-8") as f:
-            rows = []
-            for line in f:
-                try:
-                    row = json.loads(line)
-                    rows.append((str(row["project"]), str(row["name"]), str(row.get("turn_key") or ""),
-                                 str(row.get("id") or "")))
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line cut short by a crash
-    except OSError:
-        return 0
+    text = read_regular_text(os.path.join(str(locs.agent_dir), TOMBSTONES_COPY), TOMBSTONES_COPY_BYTES)
+    if text is None:
+        return 0  # none, or not a regular file (a FIFO would hold the pass that makes the ledger)
+    rows = []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+            rows.append((str(row["project"]), str(row["name"]), str(row.get("turn_key") or ""),
+                         str(row.get("id") or "")))
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by a crash
     with ledger.write():
         for project, name, turn_key, entry_id in rows:
             ledger.forget(project, name, turn_key, entry_id)

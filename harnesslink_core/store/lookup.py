@@ -8,6 +8,7 @@ import os
 
 from ..errors import NoSuchEntry
 from ..paths import Locations
+from ..safefile import tree_folder
 
 
 def find_entry(locs: Locations, cwd: str, wanted: str) -> str:
@@ -31,7 +32,9 @@ def find_entry(locs: Locations, cwd: str, wanted: str) -> str:
     # a file name or a time id: looked up in the scope's projects (own + linked), newest first
     name = wanted if wanted.endswith(".md") else None
     for slug in scope:
-        bank = os.path.join(root, slug, "bank")
+        bank = tree_folder(root, slug, "bank")  # never through a linked folder
+        if bank is None:
+            continue
         try:
             names = sorted(os.listdir(bank), reverse=True)
         except OSError:

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from ..atomic import atomic_write
+from ..safefile import may_make_folder, read_regular, read_regular_text, tree_folder
 from .entries import split_frontmatter
 from .main_md import END, START
 
@@ -17,6 +18,8 @@ DEFAULT_HEADER = (
     "Everything above the markers is untouched by the banker.\n\n"
 )
 INDEX_ROWS = 200
+MAIN_BYTES = 4 * 1024 * 1024  # a MAIN.md larger than this is left as it is
+SUMMARY_BYTES = 1024 * 1024
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,11 +28,15 @@ if TYPE_CHECKING:
 
 def entry_names(project_dir: Path, forgotten=None) -> list[str]:
     """Bank entry file names, oldest first (names start with the time the turn finished),
-    without symlinks (a link may lead out of the tree) and those `forgotten` names (ledger.Tombstones)."""
+    without symlinks (a link may lead out of the tree, so may a linked folder) and those `forgotten` names
+    (ledger.Tombstones)."""
+    bank = tree_folder(os.fspath(project_dir.parent), project_dir.name, "bank")
+    if bank is None:
+        return []
     try:
-        with os.scandir(project_dir / "bank") as it:  # a link is told from the listing, without a stat per name
+        with os.scandir(bank) as it:  # a link is told from the listing, without a stat per name
             names = [e.name for e in it if e.name.endswith(".md") and not e.name.startswith(".") and not e.is_symlink()]
-    except FileNotFoundError:
+    except OSError:
         return []
     if forgotten:
         names = [n for n in names if not forgotten.covers(project_dir.name, n)]
@@ -38,12 +45,8 @@ def entry_names(project_dir: Path, forgotten=None) -> list[str]:
 
 def read_header(path: Path | str) -> dict[str, object]:
     """An entry's frontmatter, read from its head only (the index and summaries need no more)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            head = f.read(16384)
-    except OSError:
-        return {}
-    return split_frontmatter(head)[0]
+    head = read_regular_text(os.fspath(path), 16384)
+    return {} if head is None else split_frontmatter(head)[0]
 
 
 def _header(project_dir: Path, name: str, known: Known | None) -> dict[str, object]:
@@ -64,7 +67,10 @@ def rebuild_main(project_dir: Path, forgotten=None, known: Known | None = None) 
     """Rebuild the index between the markers, newest first; everything else stays byte for byte.
 
     `forgotten` (forget.Tombstones): entries the user forgot that came back are left out. `known`: the
-    frontmatter of entries the caller just wrote (see `_header`); the others are read."""
+    frontmatter of entries the caller just wrote (see `_header`); the others are read. A project folder that
+    is a symlink is not written through (it may lead out of the tree)."""
+    if not may_make_folder(os.fspath(project_dir.parent), project_dir.name):
+        return False
     rows = []
     for name in reversed(entry_names(project_dir, forgotten)[-INDEX_ROWS:]):
         header = _header(project_dir, name, known)
@@ -75,11 +81,9 @@ def rebuild_main(project_dir: Path, forgotten=None, known: Known | None = None) 
         rows.append(f"- {ts} — {title} (bank/{name})")
     block = START + "\n" + "".join(row + "\n" for row in rows) + END
     path = project_dir / "MAIN.md"
-    try:
-        # bytes as they are: the human part is kept byte for byte, whatever its line ends or encoding
-        old = path.read_bytes().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        old = None
+    old = _main_text(path)
+    if old is False:
+        return False  # not a regular file, or too large to keep byte for byte: left as it is
     if old is None:
         new = DEFAULT_HEADER + block + "\n"
     else:
@@ -97,14 +101,24 @@ def rebuild_main(project_dir: Path, forgotten=None, known: Known | None = None) 
 
 def indexed_names(project_dir: Path) -> set[str] | None:
     """The entry file names MAIN.md's index lists; None when there is no MAIN.md or no index in it."""
-    try:
-        text = (project_dir / "MAIN.md").read_bytes().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
+    text = _main_text(project_dir / "MAIN.md")
+    if not isinstance(text, str):
         return None
     span = _index_span(text)
     if span is None:
         return None
     return set(re.findall(r"^.*\(bank/(.+?)\)[ \t\r]*$", text[span[0]:span[1]], re.M))
+
+
+def _main_text(path: Path) -> str | None | bool:
+    """MAIN.md's text, bytes as they are (the human part is kept byte for byte, whatever its line ends or
+    encoding); None when there is none, False when it is not a regular file or larger than MAIN_BYTES."""
+    data = read_regular(os.fspath(path), MAIN_BYTES + 1)
+    if data is None:
+        return False if os.path.lexists(path) else None
+    if len(data) > MAIN_BYTES:
+        return False
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _index_span(text: str) -> tuple[int, int] | None:
@@ -121,7 +135,9 @@ def summary_line(header: dict[str, object], name: str) -> str:
 
 def write_summaries(project_dir: Path, today: str, forgotten=None, known: Known | None = None) -> list[Path]:
     """One `summaries/YYYY-MM-DD.md` for each past day that has entries and no summary yet (`known`: as
-    for `rebuild_main`)."""
+    for `rebuild_main`); none through a symlinked folder."""
+    if not may_make_folder(os.fspath(project_dir.parent), project_dir.name, "summaries"):
+        return []
     by_day: dict[str, list[str]] = {}
     for name in entry_names(project_dir, forgotten):
         day = name[:10]
@@ -147,14 +163,19 @@ def drop_summary_lines(project_dir: Path, headers: dict[str, dict[str, object]])
     """Remove these entries' lines from their days' summaries; returns how many went. `headers`: each
     entry's frontmatter (its line shows the title and tags) by file name. A summary left with no line goes."""
     dropped = 0
+    if not may_make_folder(os.fspath(project_dir.parent), project_dir.name, "summaries"):
+        return dropped
     by_day: dict[str, list[str]] = {}
     for name in headers:
         by_day.setdefault(name[:10], []).append(name)
     for day, names in by_day.items():
         path = project_dir / "summaries" / f"{day}.md"
+        data = read_regular(os.fspath(path), SUMMARY_BYTES)
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+            lines = data.decode("utf-8").splitlines() if data is not None else None
+        except UnicodeDecodeError:
+            lines = None
+        if lines is None:
             continue
         for name in names:
             line = summary_line(headers[name], name)

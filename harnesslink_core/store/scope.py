@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 
 from ..paths import Locations
+from ..safefile import read_regular_text, tree_folder
 
 LINKED_FILE = "linked.txt"
+LINKED_BYTES = 64 * 1024
 
 
 SLUG_CAP = 200  # bank.PROJECT_SLUG_CAP
@@ -76,8 +78,9 @@ def project_dir(locs: Locations, slug: str):
 
 
 def project_path(locs: Locations, slug: str) -> str | None:
-    """`project_dir` as a string (the prompt hook's path: no pathlib)."""
-    return os.path.join(locs.memories_path, slug) if is_safe_slug(slug) else None
+    """The project's folder as a string (the prompt hook's path: no pathlib), for reading: None for a slug that
+    is not safe, and for a folder that is not there or is a symlink (it may lead out of the tree)."""
+    return tree_folder(locs.memories_path, slug) if is_safe_slug(slug) else None
 
 
 def linked_projects(locs: Locations, slug: str) -> list[str]:
@@ -90,10 +93,8 @@ def _links(locs: Locations, slug: str) -> list[tuple[str, str | None]]:
     folder = project_path(locs, slug)
     if folder is None:
         return []
-    try:
-        with open(os.path.join(folder, LINKED_FILE), encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError:
+    text = read_regular_text(os.path.join(folder, LINKED_FILE), LINKED_BYTES)
+    if text is None:
         return []
     linked: dict[str, str | None] = {}
     for line in text.splitlines():
@@ -171,6 +172,6 @@ def scope_for(locs: Locations, cwd: str) -> list[str]:
 def all_projects(locs: Locations) -> list[str]:
     try:
         with os.scandir(locs.memories_path) as it:
-            return sorted(e.name for e in it if e.is_dir() and is_safe_slug(e.name))
+            return sorted(e.name for e in it if e.is_dir(follow_symlinks=False) and is_safe_slug(e.name))
     except OSError:
         return []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from .. import clock
 from ..atomic import atomic_write
 from ..model import StateUpdate
 from ..redact import redact
+from ..safefile import may_make_folder, read_regular
 from .bank import yaml_quote
 
 CHECKPOINTS_KEPT = 10
@@ -84,13 +86,14 @@ def render(harness: str, session_id: str, cwd: str, state: dict[str, Any]) -> st
 
 
 def write(project_dir: Path, harness: str, session_id: str, cwd: str, state: dict[str, Any]) -> Path | None:
-    """Rewrite the state file only when its content changes."""
+    """Rewrite the state file only when its content changes; never through a symlinked folder (it may lead
+    out of the tree)."""
+    if not may_make_folder(os.fspath(project_dir.parent), project_dir.name, "state"):
+        return None
     path = project_dir / "state" / file_name(harness, session_id)
     text = render(harness, session_id, cwd, state)
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return None
-    except (FileNotFoundError, UnicodeDecodeError):
-        pass
+    wanted = text.encode("utf-8")
+    if read_regular(os.fspath(path), len(wanted) + 1) == wanted:
+        return None
     atomic_write(path, text)
     return path
