@@ -200,3 +200,36 @@ def test_a_symlink_named_trust_md_redirects_neither_a_read_nor_a_write(world, tm
     done = cli(env, SHOP, "confirm", LEAK)
     assert done.returncode == 1 and "cannot be written" in done.stderr
     assert elsewhere.read_bytes() == before
+
+
+# --- a supersession names only what its reader may see ---------------------------------------------------------
+
+
+def test_a_project_linking_another_never_learns_the_entry_ids_of_a_project_only_that_one_links(world):
+    env, locs, _ = world
+    storefront = "/home/dev/storefront"
+    write_entry(locs, storefront, title="Storefront checkout page layout", result="The checkout page is laid out.",
+                ts="2026-08-21T10:00:00.000Z", harness="claude-code", session_id="sf-1")
+    (locs.memories / project_slug(storefront) / "linked.txt").write_text(f"{SHOP}\n")
+    by_lib = write_entry(locs, SHARED_LIB, title="Session cookies are issued by the shared auth client",
+                         result="The shared auth client issues every session cookie and its expiry.",
+                         ts="2026-08-29T09:00:00.000Z", harness="codex", session_id="lib-9")
+    by_lib = f"{LIB}/bank/{by_lib.name}"
+    done = cli(env, SHOP, "supersede", LOGIN, by_lib)  # the shop's own entry, by the library it links
+    assert done.returncode == 0, done.stderr
+    assert found_superseded_by(env, SHOP) == by_lib
+    from_storefront = trust_of(env, storefront, "login test fails at midnight, session cookie expiry")
+    assert from_storefront[LOGIN]["trust"] == "superseded"
+    shown = from_storefront[LOGIN]["superseded_by"]
+    assert shown == trust.OUT_OF_SCOPE and LIB not in json.dumps(from_storefront)
+    tool = subprocess.run([sys.executable, "-m", "harnesslink_core.main", "mcp-call", "memory_search", "--harness",
+                           "pi"], input=json.dumps({"arguments": {"query": "login session cookie midnight"},
+                                                    "cwd": storefront, "session_id": "s-storefront"}),
+                          capture_output=True, text=True, env=env, timeout=30, cwd=env["HOME"])
+    text = json.loads(tool.stdout)["text"]
+    assert f"id: {LOGIN}" in text and "Superseded by" in text, tool.stderr
+    assert LIB not in text and name(by_lib) not in text
+
+
+def found_superseded_by(env, cwd: str) -> str | None:
+    return trust_of(env, cwd, "login test fails at midnight, session cookie expiry")[LOGIN]["superseded_by"]

@@ -86,5 +86,5 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
 
 def _trust_fields(state: trust.TrustState, path: str) -> dict[str, object]:
     newer = state.superseded_by(path)
-    return {"trust": state.of(path), "superseded_by": newer[0] if newer else None,
+    return {"trust": state.of(path), "superseded_by": state.newer_name(path),
             "superseded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(newer[1])) if newer else None}

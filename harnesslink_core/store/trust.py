@@ -157,6 +157,9 @@ def _read(path: str) -> str:
     return data.decode("utf-8", "replace")
 
 
+OUT_OF_SCOPE = "an entry of a project outside this one's scope"
+
+
 def _in_force(events: list[Event]) -> dict[tuple[str, str, str], Event]:
     """For each pair (and each confirmed entry), its last event, if that is not an undo."""
     last: dict[tuple[str, str, str], Event] = {}
@@ -179,10 +182,12 @@ class TrustState:
     what memory held then, the lines written by then. The callers that search leave out the entries
     not in force yet (`bounds`, `recall.pull.recall`)."""
 
-    def __init__(self, events: list[Event], as_of: float | None = None, known_at: float | None = None) -> None:
+    def __init__(self, events: list[Event], as_of: float | None = None, known_at: float | None = None,
+                 scope=None) -> None:
         from ..clock import parse_iso
 
         self.as_of, self.known_at = as_of, known_at
+        self.scope = None if scope is None else set(scope)  # the projects whose entries a reader may name
         self.superseded: dict[str, list[tuple[str, float, str]]] = {}  # old -> [(newer, when, actor)], latest last
         self.confirmed: dict[str, tuple[float, str]] = {}  # entry -> (when, actor)
         timed = [(parse_iso(e.time) or 0.0, e) for e in events]
@@ -215,11 +220,22 @@ class TrustState:
         pairs = self.superseded.get(entry)
         return pairs[-1] if pairs else None
 
+    def newer_name(self, entry: str) -> str | None:
+        """The entry that last superseded `entry`, as a reader of this scope may see it: its id when it is
+        of a project in scope, otherwise only that it is another project's (a project that links A but
+        not B must not learn B's entry ids from A's TRUST.md). None while `entry` is not superseded."""
+        newer = self.superseded_by(entry)
+        if newer is None:
+            return None
+        if self.scope is None or newer[0].split("/", 1)[0] in self.scope:
+            return newer[0]
+        return OUT_OF_SCOPE
+
     def label(self, entry: str) -> str:
         """`superseded by <entry> (<date>)`, `confirmed (<date>)`, or "" for a current entry."""
         newer = self.superseded_by(entry)
         if newer is not None:
-            return f"superseded by {newer[0]} ({_day(newer[1])})"
+            return f"superseded by {self.newer_name(entry)} ({_day(newer[1])})"
         if entry in self.confirmed:
             return f"confirmed ({_day(self.confirmed[entry][0])})"
         return ""
@@ -254,7 +270,8 @@ def _day(seconds: float) -> str:
 def state(locs: Locations, slugs, *, as_of: float | None = None, known_at: float | None = None) -> TrustState:
     """The trust state of these projects' entries now, or as it stood at `as_of` (by the time the work
     happened) and `known_at` (by record time)."""
-    return TrustState(read_events(locs, slugs), as_of, known_at)
+    slugs = list(slugs)
+    return TrustState(read_events(locs, slugs), as_of, known_at, scope=slugs)
 
 
 def as_of_time(text: str) -> float:
