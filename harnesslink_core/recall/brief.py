@@ -79,7 +79,7 @@ def build_brief(
     sections: list[Section] = []
     if folder is not None:
         sections += _main_notes(folder)
-        sections += _recent_entries(locs, slug, cwd)
+    sections += _recent_entries(locs, slug, cwd)  # also of the repository's other slugs, with or without this one
     sections += _harness_memory(locs, cwd, harness)
     if folder is not None and with_state and session_id:
         sections += _session_state(folder, harness, session_id)
