@@ -19,6 +19,7 @@ from typing import TextIO
 
 from ..errors import Refused
 from ..paths import Locations, locations
+from ..safefile import read_regular_text
 from . import environment
 from .files import FileChange, apply, atomic_write, backup_path
 from .registry import WIRINGS
@@ -95,14 +96,18 @@ def missing_folders(path: Path) -> list[Path]:
     return missing
 
 
+MANIFEST_BYTES = 1024 * 1024
+
+
 def manifest_path(locs: Locations) -> Path:
     return locs.agent_dir / "install.json"
 
 
 def read_manifest(locs: Locations) -> dict[str, list[str]]:
+    text = read_regular_text(str(manifest_path(locs)), MANIFEST_BYTES)  # never a FIFO's: it would hold install
     try:
-        value = json.loads(manifest_path(locs).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = json.loads(text) if text is not None else None
+    except ValueError:
         return {"created_folders": []}
     folders = value.get("created_folders") if isinstance(value, dict) else None
     return {"created_folders": [str(f) for f in folders] if isinstance(folders, list) else []}
