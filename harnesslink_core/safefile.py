@@ -14,17 +14,30 @@ _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os
 _APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def read_regular(path: str, limit: int) -> bytes | None:
-    """At most `limit` bytes of the regular file at `path`, or None where it is missing, unreadable, a
-    symlink, or not a regular file (a FIFO, a socket, a device, a folder). Ask for one byte more than
-    you accept to tell a file cut at the bound from one that fits."""
+def open_regular(path: str) -> int | None:
+    """A read-only descriptor of the regular file at `path` (the caller closes it), or None where it is
+    missing, unreadable, a symlink, or not a regular file: for a file read in pieces, such as a log's tail."""
     try:
         fd = os.open(path, _FLAGS)
     except (OSError, ValueError):
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def read_regular(path: str, limit: int) -> bytes | None:
+    """At most `limit` bytes of the regular file at `path`, or None where it is missing, unreadable, a
+    symlink, or not a regular file (a FIFO, a socket, a device, a folder). Ask for one byte more than
+    you accept to tell a file cut at the bound from one that fits."""
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    try:
         chunks: list[bytes] = []
         remaining = limit
         while remaining > 0:

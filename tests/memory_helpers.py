@@ -199,6 +199,50 @@ def eventually(check, seconds: float = 5.0, every: float = 0.01):
         time.sleep(every)
 
 
+def a_long_history(locs: Locations, records: int) -> dict[str, tuple[int, int, int, int]]:
+    """`records` history records written as the writers write them (`history.append`), with the ledger rows the
+    same writers keep beside them: sessions of three harnesses, each given five entries by the prompt hook (one
+    of them twice), two listed in its brief, and opening one of each kind (every other session) or banking a
+    turn. Per harness: (given, opened of those, listed in briefs, opened of those), each (session, entry) once."""
+    from harnesslink_core.store import history
+    from harnesslink_core.store.ledger import open_ledger
+
+    harnesses = ("claude-code", "codex", "pi")
+    figures = {h: [0, 0, 0, 0] for h in harnesses}
+    batch: list[dict[str, str]] = []
+    rows: dict[str, list[tuple[str, str, str, float]]] = {"injected": [], "briefed": [], "opened": []}
+    at = 1_780_000_000.0
+    for number in range(records // 10):
+        harness, session = harnesses[number % 3], f"019c8bfe-0000-7000-8000-{number:012d}"
+        given = [f"--w-shop--/bank/2026-08-28T10-30-00-{(number * 7 + j) % 2000:03d}Z--fix-login.md" for j in range(7)]
+        briefed, given = given[5:], given[:5]
+        opened = [given[1]] + ([briefed[1]] if number % 2 == 0 else [])
+        for entry, detail in [(e, "") for e in given + given[:1]] + [(e, history.BRIEF) for e in briefed]:
+            batch.append(history.event("given", f"hook:{harness}", entry=entry, session=session, detail=detail, at=at))
+        for entry in opened:
+            batch.append(history.event("opened", f"autobank:{harness}", entry=entry, session=session,
+                                       detail="memory_get", at=at))
+        if len(opened) == 1:
+            batch.append(history.event("banked", f"autobank:{harness}", entry=given[0], session=session, at=at))
+        rows["injected"] += [(harness, session, e, at) for e in given]
+        rows["briefed"] += [(harness, session, e, at) for e in briefed]
+        rows["opened"] += [(harness, session, e, at) for e in opened]
+        figures[harness] = [n + more for n, more in zip(figures[harness], (5, 1, 2, len(opened) - 1))]
+        at += 10
+        if len(batch) >= 10_000:
+            history.append(locs, batch)
+            batch = []
+    history.append(locs, batch)
+    ledger = open_ledger(locs)
+    try:
+        with ledger.write():
+            for table, values in rows.items():
+                ledger.db.executemany(f"INSERT OR IGNORE INTO {table} VALUES (?,?,?,?)", values)
+    finally:
+        ledger.close()
+    return {h: tuple(counts) for h, counts in figures.items()}  # type: ignore[misc]
+
+
 def indexed_entries(locs: Locations) -> int:
     """How many entries the search index holds (0 while there is none, or it is busy)."""
     from harnesslink_core.recall import index, query
@@ -220,3 +264,29 @@ def run_cli(env: dict[str, str], *args: str, stdin: str = "", cwd: str | None = 
     """`harnesslink <args>` as a user runs it: its own process, text in and out."""
     return subprocess.run([sys.executable, "-m", "harnesslink_core.main", *args], input=stdin, capture_output=True,
                           text=True, env=env, timeout=timeout, cwd=cwd or env["HOME"])
+
+
+# runs the command as its child and reports that child's own figures: a child forked from a big process
+# (pytest, a benchmark that built a world) would count its parent's pages until it execs
+MEASURE = ("import os, subprocess, sys, time\n"
+           "start = time.perf_counter()\n"
+           "child = subprocess.Popen(sys.argv[1:])\n"
+           "_, status, usage = os.wait4(child.pid, 0)\n"
+           "sys.stderr.write(f'\\nMEASURED {time.perf_counter() - start} {usage.ru_maxrss}\\n')\n"
+           "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
+def measured(env: dict[str, str], *argv: str, lines: int | None = None) -> tuple[float, int, str]:
+    """(seconds, peak RSS in MB, the first `lines` lines of its output or all of it) of `harnesslink argv` run
+    as its own process; with `lines`, the pipe is closed once they are read, as `| head` does."""
+    runner = subprocess.Popen([sys.executable, "-c", MEASURE, sys.executable, "-m", "harnesslink_core.main", *argv],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=env["HOME"], text=True)
+    assert runner.stdout is not None and runner.stderr is not None
+    out = runner.stdout.read() if lines is None else "".join(runner.stdout.readline() for _ in range(lines))
+    runner.stdout.close()
+    err = runner.stderr.read()
+    runner.wait()
+    if "MEASURED " not in err or (lines is None and runner.returncode):
+        raise RuntimeError(f"harnesslink {' '.join(argv)} failed: {err}")
+    seconds, kilobytes = err.rsplit("MEASURED ", 1)[1].split()
+    return float(seconds), int(kilobytes) // 1024, out

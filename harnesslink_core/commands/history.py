@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -129,24 +130,45 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         since = history.stamp(at)
     folders = folders_in_scope(args, locs)
     scope = None if folders is None else list(folders)
-    records = history.newest_first(list(of_folders(locs, history.read(locs), folders)), projects=scope,
-                                   entry=args.entry, since=since)
-    use = history.usage(records)
+
+    def chosen() -> Iterator[dict[str, str]]:  # newest first, read from the file's end as they are printed
+        records = history.matching(history.newest(locs), projects=scope, entry=args.entry, since=since)
+        return history.by_time(of_folders(locs, records, folders))
+
     if args.json:
-        print(json.dumps({"projects": scope, "events": records,
-                          "use": {entry: u.as_dict() for entry, u in sorted(use.items())}}, indent=2))
+        print_json(scope, chosen())
         return 0
-    if not records:
+    records = chosen()
+    first = next(records, None)
+    if first is None:
         where = "any project" if scope is None else ", ".join(scope) or "this folder"
         print(f"no history for {where}" + (f" matching {args.entry!r}" if args.entry else "")
               + (f" since {args.since}" if since else ""))
         return 0
-    if args.entry:
-        for entry, u in sorted(use.items()):
+    if args.entry:  # its lines of use come first: one read of the history for them, one for the records
+        for entry, u in sorted(history.usage(chosen()).items()):
             print(use_line(entry, u))
-    for record in records:
+    for record in itertools.chain([first], records):
         print(line(record))
     return 0
+
+
+def print_json(scope: list[str] | None, records: Iterable[dict[str, str]]) -> None:
+    """`json.dumps({"projects", "events", "use"}, indent=2)`, written as the records stream by."""
+    use: dict[str, history.Use] = {}
+    write = sys.stdout.write
+    write('{\n  "projects": ' + _indented(scope) + ',\n  "events": [')
+    count = 0
+    for record in records:
+        write(("," if count else "") + "\n    " + _indented(record, depth=2))
+        history.note_use(use, record)
+        count += 1
+    uses = {entry: u.as_dict() for entry, u in sorted(use.items())}
+    write(("\n  ]" if count else "]") + ',\n  "use": ' + _indented(uses) + "\n}\n")
+
+
+def _indented(value: object, depth: int = 1) -> str:
+    return json.dumps(value, indent=2).replace("\n", "\n" + "  " * depth)
 
 
 def use_line(entry: str, use: history.Use) -> str:

@@ -12,7 +12,6 @@ from .. import clock, config
 from ..banking.autobank import KEPT_OUT
 from ..harnesses import registry
 from ..paths import Locations
-from ..store import history
 from ..store.ledger import open_ledger
 
 WORDS = """columns, one row per harness:
@@ -57,37 +56,39 @@ def collect(locs: Locations) -> dict[str, Any]:
     }
     try:
         for name, harness in registry.available().items():
-            records = ledger.files(name)
             counts = ledger.counts(name)
             row = ledger.harness_row(name)
+            window = row.window_start if row else time.time() - 30 * 86400
             backlog = 0
             seen = 0
             for path in harness.iter_transcripts(locs):
                 seen += 1
-                rec = records.get(os.fspath(path))
                 try:
                     st = os.stat(path)
                 except OSError:
                     continue
-                window = row.window_start if row else time.time() - 30 * 86400
-                if rec is None and st.st_mtime >= window or rec is not None and rec.read_end is not None and (rec.size, rec.mtime) != (st.st_size, st.st_mtime):
+                known = ledger.position(os.fspath(path))  # (size, mtime, read end)
+                if known is None:
+                    backlog += st.st_mtime >= window
+                elif known[2] is not None and known[:2] != (st.st_size, st.st_mtime):
                     backlog += 1
+            not_banked, kept_out, open_turns, bad_lines = ledger.file_totals(name, KEPT_OUT)
             errors = ledger.errors(name, since=time.time() - 86400)
             entry: dict[str, Any] = {
                 "enabled": switches.auto_bank and name in switches.autobank,
                 "detected": harness.detect(locs),
                 "transcripts": seen,
-                "excluded_transcripts": sum(1 for r in records.values() if r.excluded),
-                "kept_out_transcripts": sum(1 for r in records.values() if (r.excluded or "").startswith(KEPT_OUT)),
+                "excluded_transcripts": not_banked,
+                "kept_out_transcripts": kept_out,
                 "excluded": counts.get("excluded", 0),
                 "forgotten": counts.get("forgotten", 0),
                 "banked": counts.get("banked", 0),
                 "skipped": counts.get("skipped", 0),
                 "dropped": counts.get("dropped", 0),
                 "duplicates": counts.get("duplicate", 0),
-                "pending": sum(r.open_turns for r in records.values()) + counts.get("reserved", 0),
+                "pending": open_turns + counts.get("reserved", 0),
                 "backlog": backlog,
-                "bad_lines": sum(r.bad_lines for r in records.values()),
+                "bad_lines": bad_lines,
                 "errors_24h": len(errors),
                 "last_error": errors[-1].message if errors else None,
                 "last_pass": clock.iso(row.last_pass) if row and row.last_pass else None,
@@ -95,11 +96,10 @@ def collect(locs: Locations) -> dict[str, Any]:
             }
             entry["unreadable"] = harness.unreadable(locs)
             out["harnesses"][name] = entry
+        use = ledger.use_counts()
+        listed = ledger.use_counts(in_brief=True)
     finally:
         ledger.close()
-    records = history.read(locs)
-    use = history.given_and_opened(records)
-    listed = history.given_and_opened(records, in_brief=True)
     for name, entry in out["harnesses"].items():
         entry["given"], entry["opened"] = use.get(name, (0, 0))
         entry["briefed"], entry["briefed_opened"] = listed.get(name, (0, 0))

@@ -33,6 +33,7 @@ import time
 
 from .. import wirejson
 from ..paths import Locations
+from ..safefile import open_regular
 from .scope import may_hold_a_secret
 
 HISTORY_FILE = "history.jsonl"  # in the agent dir, beside the ledger
@@ -42,7 +43,7 @@ BRIEF = "brief"  # the detail of a `given` record for an entry the session-start
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
 
 def history_path(locs: Locations) -> str:
@@ -117,33 +118,132 @@ def _redact(text: str) -> str:
 # --- reading ------------------------------------------------------------------------------------
 
 
+BLOCK = 1 << 16  # read this much at a time, from either end
+LONGEST_LINE = 1 << 16  # a record is far shorter (its detail is cut to DETAIL_CHARS): a longer line is skipped
+
+
 def read(locs: Locations) -> list[dict[str, str]]:
-    """Every record, oldest first; a line that does not parse (torn by a crash) is skipped."""
+    """Every record, oldest first (see `oldest`)."""
+    return list(oldest(locs))
+
+
+def oldest(locs: Locations) -> Iterator[dict[str, str]]:
+    """Every record, oldest first, read a block at a time: a line that does not parse (torn by a crash)
+    or is longer than any record is skipped; a file that is not a regular one reads as empty."""
+    return _records(locs, backward=False)
+
+
+def newest(locs: Locations) -> Iterator[dict[str, str]]:
+    """Every record, the last written first, read a block at a time from the end (what is shown first
+    costs the same however long the history is); skipped lines as in `oldest`."""
+    return _records(locs, backward=True)
+
+
+def _records(locs: Locations, *, backward: bool) -> Iterator[dict[str, str]]:
+    fd = open_regular(history_path(locs))
+    if fd is None:
+        return
     try:
-        with open(history_path(locs), encoding="utf-8", errors="replace") as f:
-            lines = f.readlines()
-    except OSError:
-        return []
-    records = []
+        yield from _parsed(_lines(_blocks(fd, backward=backward), backward=backward))
+    finally:
+        os.close(fd)
+
+
+def _blocks(fd: int, *, backward: bool) -> Iterator[bytes]:
+    if not backward:
+        while block := os.read(fd, BLOCK):
+            yield block
+        return
+    end = os.fstat(fd).st_size
+    while end > 0:
+        start = max(0, end - BLOCK)
+        yield os.pread(fd, end - start, start)
+        end = start
+
+
+def _lines(blocks: Iterable[bytes], *, backward: bool) -> Iterator[bytes]:
+    """The lines of a file read block by block (from its end: `backward`), in the order they are read;
+    a line longer than LONGEST_LINE is skipped, and never held whole."""
+    part: bytes | None = b""  # a line read in part, to be joined to the next block; None: one too long
+    for block in blocks:
+        pieces = block.split(b"\n")
+        if backward:
+            pieces.reverse()
+        unfinished = pieces.pop()  # runs on into the next block
+        if pieces:
+            if part is None:
+                del pieces[0]
+            else:
+                pieces[0] = pieces[0] + part if backward else part + pieces[0]
+            yield from pieces
+            part = b""
+        if part is not None:
+            part = unfinished + part if backward else part + unfinished
+            if len(part) > LONGEST_LINE:
+                part = None
+    if part:
+        yield part
+
+
+def _parsed(lines: Iterable[bytes]) -> Iterator[dict[str, str]]:
     for line in lines:
+        if len(line) > LONGEST_LINE or not line.strip():
+            continue
         try:
-            value = wirejson.loads(line)
+            value = wirejson.loads(line.decode("utf-8", "replace"))
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict) and isinstance(value.get("event"), str) and isinstance(value.get("at"), str):
-            records.append({name: str(value.get(name) or "") for name in FIELDS})
-    return records
+            yield {name: str(value.get(name) or "") for name in FIELDS}
+
+
+def matching(records: Iterable[dict[str, str]], *, projects: Iterable[str] | None = None, entry: str | None = None,
+             since: str | None = None) -> Iterator[dict[str, str]]:
+    """The records of these projects (None: all), of this entry (`names`), at or after `since` (an ISO
+    time or date), in the order given: a stream, so a long history costs no memory."""
+    wanted = None if projects is None else set(projects)
+    return (r for r in records
+            if (wanted is None or r["project"] in wanted)
+            and (entry is None or names(r["entry"], entry))
+            and (since is None or r["at"] >= since))
+
+
+REORDER_WINDOW = 10_000  # records: how far from its time's place `by_time` moves one
+
+
+def by_time(newest_written: Iterable[dict[str, str]], window: int = REORDER_WINDOW) -> Iterator[dict[str, str]]:
+    """A stream of records, the last written first (`newest`), put newest first by their times, with the
+    memory of `window` records: exact unless a record was written more than `window` records away from
+    where its time puts it (an `opened` a backfill finds long after the session: it is listed where it was
+    written, give or take `window`). Records of the same moment stay in the order they came."""
+    import heapq  # not on the prompt hook's path, which records what it gave
+
+    held: list[_Later] = []
+    for seq, record in enumerate(newest_written):
+        heapq.heappush(held, _Later(record, seq))
+        if len(held) > window:
+            yield heapq.heappop(held).record
+    while held:
+        yield heapq.heappop(held).record
+
+
+class _Later:
+    """A record in `by_time`'s heap, whose smallest is the latest: by time, then by the order it came."""
+
+    __slots__ = ("key", "record")
+
+    def __init__(self, record: dict[str, str], seq: int) -> None:
+        self.key, self.record = (record["at"], -seq), record
+
+    def __lt__(self, other: _Later) -> bool:
+        return self.key > other.key
 
 
 def newest_first(records: list[dict[str, str]], *, projects: Iterable[str] | None = None, entry: str | None = None,
                  since: str | None = None) -> list[dict[str, str]]:
-    """The records of these projects (None: all), of this entry (`names`), at or after `since` (an ISO
-    time or date), newest first; records of the same moment keep the order they were written in, reversed."""
-    wanted = None if projects is None else set(projects)
-    chosen = [r for r in records
-              if (wanted is None or r["project"] in wanted)
-              and (entry is None or names(r["entry"], entry))
-              and (since is None or r["at"] >= since)]
+    """`matching`, newest first by their times; records of the same moment keep the order they were
+    written in, reversed."""
+    chosen = list(matching(records, projects=projects, entry=entry, since=since))
     order = {id(r): i for i, r in enumerate(chosen)}
     return sorted(chosen, key=lambda r: (r["at"], order[id(r)]), reverse=True)
 
@@ -179,16 +279,21 @@ def usage(records: Iterable[dict[str, str]]) -> dict[str, Use]:
     """Per entry: given, opened, last used (`harnesslink history --entry`, the viewer)."""
     out: dict[str, Use] = {}
     for r in records:
-        if r["event"] not in ("given", "opened") or not r["entry"]:
-            continue
-        use = out.setdefault(r["entry"], Use())
-        who = (harness_of(r["actor"]), r["session"])
-        if r["event"] == "given":
-            (use.listed if r.get("detail") == BRIEF else use.given).add(who)
-        else:
-            use.opened.add(who)
-            use.last_used = max(use.last_used, r["at"])
+        note_use(out, r)
     return out
+
+
+def note_use(uses: dict[str, Use], r: dict[str, str]) -> None:
+    """Add one record to `usage`'s answer (a stream's, one record at a time)."""
+    if r["event"] not in ("given", "opened") or not r["entry"]:
+        return
+    use = uses.setdefault(r["entry"], Use())
+    who = (harness_of(r["actor"]), r["session"])
+    if r["event"] == "given":
+        (use.listed if r.get("detail") == BRIEF else use.given).add(who)
+    else:
+        use.opened.add(who)
+        use.last_used = max(use.last_used, r["at"])
 
 
 def given_and_opened(records: Iterable[dict[str, str]], *, in_brief: bool = False) -> dict[str, tuple[int, int]]:

@@ -158,6 +158,26 @@ def m005_briefed(db: sqlite3.Connection) -> None:
                " at REAL NOT NULL, PRIMARY KEY (harness, session_id, entry_id))")
 
 
+@migration
+def m006_use_counts(db: sqlite3.Connection) -> None:
+    # per harness, how many (session, entry) pairs were given (`injected`) or listed in a brief (`briefed`),
+    # and how many of those were opened: kept by triggers as the rows are added (none is ever deleted), so
+    # `harnesslink status` reads a few numbers however many pairs there are
+    db.execute("CREATE TABLE use_counts (harness TEXT NOT NULL, kind TEXT NOT NULL, given INTEGER NOT NULL,"
+               " opened INTEGER NOT NULL, PRIMARY KEY (harness, kind))")
+    same_pair = "harness=new.harness AND session_id=new.session_id AND entry_id=new.entry_id"
+    for kind in ("injected", "briefed"):
+        db.execute(f"INSERT INTO use_counts SELECT g.harness, '{kind}', count(*), count(o.harness) FROM {kind} g"
+                   " LEFT JOIN opened o USING (harness, session_id, entry_id) GROUP BY g.harness")
+        db.execute(f"CREATE TRIGGER {kind}_counted AFTER INSERT ON {kind} BEGIN"
+                   f" INSERT INTO use_counts VALUES (new.harness, '{kind}', 1,"
+                   f" EXISTS (SELECT 1 FROM opened WHERE {same_pair}))"
+                   " ON CONFLICT (harness, kind) DO UPDATE SET given=given+1, opened=opened+excluded.opened; END")
+        db.execute(f"CREATE TRIGGER opened_counted_{kind} AFTER INSERT ON opened"
+                   f" WHEN EXISTS (SELECT 1 FROM {kind} WHERE {same_pair}) BEGIN"
+                   f" UPDATE use_counts SET opened=opened+1 WHERE harness=new.harness AND kind='{kind}'; END")
+
+
 def migrate(db: sqlite3.Connection) -> None:
     names = [m.__name__ for m in MIGRATIONS]
     if len(names) != len(set(names)):
@@ -248,6 +268,18 @@ class Ledger:
         else:
             rows = [row for path in paths for row in self.db.execute(columns + " AND path=?", (harness, path))]
         return {row[0]: FileRecord(*row) for row in rows}  # the SELECT lists the fields in order
+
+    def position(self, path: str) -> tuple[int | None, float | None, int | None] | None:
+        """(size, mtime, read end) the ledger last saw of a transcript, or None for one it never saw."""
+        return self.db.execute("SELECT size, mtime, read_end FROM files WHERE path=?", (path,)).fetchone()
+
+    def file_totals(self, harness: str, kept_out: str) -> tuple[int, int, int, int]:
+        """Over the harness's transcripts: (how many are not banked, how many of those because their
+        folder is kept out: an `excluded` that starts with `kept_out`, open turns, lines skipped)."""
+        row = self.db.execute(
+            "SELECT count(nullif(excluded, '')), count(CASE WHEN substr(excluded, 1, length(?1)) = ?1 THEN 1 END),"
+            " total(open_turns), total(bad_lines) FROM files WHERE harness=?2", (kept_out, harness)).fetchone()
+        return row[0], row[1], int(row[2]), int(row[3])
 
     def save_file(self, rec: FileRecord) -> None:
         self.db.execute(
@@ -404,6 +436,14 @@ class Ledger:
                 f"INSERT OR IGNORE INTO {'briefed' if in_brief else 'injected'} VALUES (?,?,?,?)",
                 [(harness, session_id, entry_id, now) for entry_id in ids],
             )
+
+    def use_counts(self, *, in_brief: bool = False) -> dict[str, tuple[int, int]]:
+        """Per harness: (entries the prompt hook gave its sessions, how many of those the session then
+        opened), each (session, entry) once; `in_brief`: the same of what the session-start briefs listed.
+        Kept as the pairs are added (`m006_use_counts`), however long the history that records the same is."""
+        rows = self.db.execute("SELECT harness, given, opened FROM use_counts WHERE kind=?",
+                               ("briefed" if in_brief else "injected",))
+        return {harness: (given, opened) for harness, given, opened in rows}
 
     def note_opened(self, harness: str, session_id: str, entry_ids: Iterable[str], at: float) -> list[str]:
         """Remember that a session opened entries it was given; those not remembered before."""
