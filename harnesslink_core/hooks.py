@@ -562,7 +562,11 @@ def _write_utf8(stream, text: str) -> None:
 
 
 def _dry_run_report(args: list[str], result: dict, notes: list[str]) -> str:
+    """What a person sees of a dry run, redacted whole: it echoes what they typed (a token pasted as the
+    prompt, or by mistake as `--harness`), not only what memory holds."""
     import json
+
+    from .redact import redact
 
     lines = [f"# context-hook {' '.join(args)}", "# dry run: nothing was banked, indexed or remembered"]
     lines += [f"# {note}" for note in notes]
@@ -571,7 +575,7 @@ def _dry_run_report(args: list[str], result: dict, notes: list[str]) -> str:
         context = result.get("hookSpecificOutput", {}).get("additionalContext", "")
     lines.append(f"# would inject {len(context)} characters; the hook would print:")
     lines.append(json.dumps(result, ensure_ascii=False, indent=2))
-    return "\n".join(lines) + "\n"
+    return redact("\n".join(lines) + "\n")
 
 
 def process_main(argv: list[str] | None = None) -> None:

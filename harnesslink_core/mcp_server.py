@@ -231,8 +231,11 @@ def _id_of(message: Any) -> Any:
 
 
 def _error(request_id: Any, code: int, message: str) -> dict:
-    """An error reply; without an id when the request's is unknown (MCP's schema has no null id)."""
-    reply: dict = {"jsonrpc": "2.0", "error": {"code": code, "message": message}}
+    """An error reply, redacted (it may quote what the client sent: a tool's name, a method); without an id
+    when the request's is unknown (MCP's schema has no null id)."""
+    from .redact import redact
+
+    reply: dict = {"jsonrpc": "2.0", "error": {"code": code, "message": redact(message)}}
     if request_id is not None:
         reply["id"] = request_id
     return reply

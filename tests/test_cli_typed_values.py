@@ -138,3 +138,43 @@ def test_the_ids_forget_and_recall_print_are_taken_back_by_forget_and_history(en
     ok(env, "history", "--entry", match["path"], "--project", match["project"], cwd=app)
     ok(env, "forget", "--yes", entry, cwd=app)
     assert "forgotten" in ok(env, "history", "--entry", entry, cwd=app)
+
+
+@pytest.mark.parametrize("kind", TOKENS)
+def test_a_hooks_dry_run_prints_no_typed_value_back(env, kind):
+    """`context-hook … --dry-run` echoes its command line and notes on what it was given: redacted."""
+    from memory_helpers import run_hook
+
+    token, body = TOKENS[kind]
+    folder = os.path.join(env["HOME"], "app")
+    os.makedirs(folder, exist_ok=True)
+    for words in (["user-prompt-submit", "--harness", token], [token, "--harness", "codex"],
+                  ["user-prompt-submit", "--harness", "codex", "--prompt", f"deploy it with {token} please"],
+                  ["session-start", "--harness", "pi", "--cwd", os.path.join(folder, token)],
+                  ["user-prompt-submit", f"--harness={token}", "--session", token, "--source", token]):
+        done = run_hook(env, *words, "--dry-run", "--cwd", folder) if "--cwd" not in words else run_hook(
+            env, *words, "--dry-run")
+        said = (done.stdout + done.stderr).decode("utf-8", "replace")
+        assert done.returncode == 0 and said.startswith("# context-hook"), (words, said)
+        assert token not in said and body not in said, (words, said)
+
+
+def test_the_mcp_servers_own_errors_quote_no_typed_value(env):
+    """The server's protocol errors (an unknown tool, an unknown method) quote what the client sent."""
+    import subprocess
+    import sys
+
+    token, body = TOKENS["github"]
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_" + token, "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/" + token, "params": {}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": token, "arguments": {"query": token}}},
+    ]
+    done = subprocess.run([sys.executable, "-m", "harnesslink_core.main", "mcp"],
+                          input="".join(json.dumps(m) + "\n" for m in messages), capture_output=True, text=True,
+                          env=env, cwd=env["HOME"], timeout=60)
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r.get("id") for r in replies] == [1, 2, 3, 4] and all("error" in r for r in replies[1:]), done.stdout
+    assert token not in done.stdout + done.stderr and body not in done.stdout + done.stderr
