@@ -152,65 +152,106 @@ def _user_and(separator: str) -> str:
     return "[^\\s\"'`|;&<>" + separator + "]{0,128}" + separator
 
 
-# The arguments between a command and its password's flag, up to a shell operator or the end of a line
-# (a JSON-escaped one too).
-_ARGS = r"(?:[ \t]{1,8}+(?:[^\s|;&\\]|\\[^\snrt]){1,128}+){0,16}?[ \t]{1,8}"
+# Where a command starts: at the start, after a space, a shell operator, a quote, a bracket or a path's `/`, or
+# after a JSON escape.
+_CMD_AFTER = "/(\"'`{[>*"
+_NOT_CMD_AFTER = r"[^\s|;&" + _CMD_AFTER.replace("[", "\\[") + "]"
+
+
+def _names(alternatives: str) -> list[str]:
+    """`a|b(?:c|d)?|e` -> `a`, `b(?:c|d)?`, `e`."""
+    out, depth, last = [], 0, 0
+    for i, ch in enumerate(alternatives + "|"):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "|" and not depth:
+            out.append(alternatives[last:i])
+            last = i + 1
+    return out
+
+
+def _literal_head(name: str) -> str:
+    """The plain characters a command's name starts with (`mysql` of `mysql[a-z_]{0,12}`)."""
+    n = 0
+    while n < len(name) and (name[n].isalnum() or name[n] in "_-"):
+        n += 1
+    return name[:n - 1] if name[n:n + 1] in ("?", "*", "{") else name[:n]  # `s?` of `https?` is not plain
+
+
+def _command_start(name: str) -> str:
+    """A command's name with the boundary written after its plain head: `re` finds each place that head is
+    with a fast search, where a look-behind (or a first character of many) is tried at every position."""
+    head = _literal_head(name)
+    back = r"[\s\S]{" + str(len(head)) + "}"
+    return head + r"(?:(?<!" + _NOT_CMD_AFTER + back + r")|(?<=\\[nrt]" + back + "))" + name[len(head):]
+
+
+def _args(head: str) -> str:
+    """The arguments between a command and its password's flag, up to a shell operator or the end of a line (a
+    JSON-escaped one too), and up to a place where `head` (the command, spaced) starts again: the try from there
+    reads on, so each character is read by one try, not 16 arguments again from each command."""
+    special = "[" + _CMD_AFTER.replace("[", "\\[") + "]"
+    return (r"(?:[ \t]{1,8}+(?!" + head + r")(?:[^\s|;&\\" + _CMD_AFTER.replace("[", "\\[") + "]|(?:" + special
+            + r"|\\[^\snrt])(?!" + head + r")){1,128}+){0,16}?[ \t]{1,8}")
+
+
 _SPACED, _GLUED, _ANY = r"[ \t]{1,8}", r"[ \t]{0,8}", r"(?:=|[ \t]{0,8})"
-_LOGIN = r"[ \t]{1,8}(?:[^\s|;&]{1,64}[ \t]{1,8}){0,3}?login"  # `docker login`, `helm registry login`
-# (commands, the flags that take their password, how a value follows its flag, its form, keywords).
-# Only these commands' flags: elsewhere `-p` is a port or a path (ssh -p 22, mkdir -p, docker run -p 8080:80).
+_LOGIN = r"[ \t]{1,8}(?:[^\s|;&]{1,64}+[ \t]{1,8}){0,3}?login"  # `docker login`, `helm registry login`
+# (commands, the flags that take their password, how a value follows its flag, its form, whether `login` comes
+# first). Only these commands' flags: elsewhere `-p` is a port or a path (ssh -p 22, mkdir -p, docker run -p 80:80).
 _PASSWORD_FLAGS = [
-    ("sshpass|mysql[a-z_]{0,12}|mariadb[a-z-]{0,12}|mycli", "-p", _GLUED, _password_value(),
-     ("sshpass", "mysql", "mariadb", "mycli")),
-    ("docker|podman|nerdctl|buildah|skopeo|oras|finch|helm|az|oc|cf", "-p", _ANY, _password_value(), ("login",)),
+    ("sshpass|mysql[a-z_]{0,12}+|mariadb[a-z-]{0,12}+|mycli", "-p", _GLUED, _password_value(), False),
+    ("docker|podman|nerdctl|buildah|skopeo|oras|finch|helm|az|oc|cf", "-p", _ANY, _password_value(), True),
     ("mongo(?:sh|dump|restore|export|import|stat|top|files)?|cqlsh|rdesktop|smbmap|hydra", "-p", _ANY,
-     _password_value(), ("mongo", "cqlsh", "rdesktop", "smbmap", "hydra")),
-    ("sqlcmd|bcp|mosquitto_(?:pub|sub|rr)|ipmitool|zip|unzip|zipcloak", "-P", _GLUED, _password_value(),
-     ("sqlcmd", "bcp", "mosquitto_", "ipmitool", "zip")),
-    ("7z[arz]?|7zz|rar|unrar", "-h?p", "", _password_value(), ("7z", "rar")),
-    ("redis-cli|valkey-cli|keydb-cli", "-a", _SPACED, _password_value(), ("-cli",)),
-    ("ldap[a-z]{2,12}", "-w", _GLUED, _password_value(), ("ldap",)),
-    ("ssh-keygen", "-[NP]", _GLUED, _password_value(), ("ssh-keygen",)),
-    ("plink|pscp|psftp", "-pw", _SPACED, _password_value(), ("plink", "pscp", "psftp")),
-    ("keytool|jarsigner", "-(?:src|dest)?(?:store|key)pass|-new", _SPACED, _password_value(),
-     ("keytool", "jarsigner")),
-    ("openssl", "-k", _SPACED, _password_value(), ("openssl",)),
-    ("openssl", "-pass(?:in|out|word)?", _SPACED, _password_value("pass:", 1), ("openssl",)),
-    ("curl", "-[uU]|--(?:proxy-)?user", _ANY, _password_value(_user_and(":"), 1), ("curl",)),
-    ("https?|xhs?", "-a|--auth", _ANY, _password_value(_user_and(":"), 1), ("http", "xh")),
-    ("lftp", "-u", _SPACED, _password_value(_user_and(","), 1), ("lftp",)),
-    ("smbclient|rpcclient|smbcacls|smbget|smbtree|net", "-U|--user", _ANY, _password_value(_user_and("%"), 1),
-     ("smb", "rpcclient", "net")),
-    ("mysqladmin|mariadb-admin", "password", _SPACED, _password_value(), ("mysqladmin", "mariadb-admin")),
-    ("nmcli", r"password|wifi-sec\.psk", _SPACED, _password_value(), ("nmcli",)),
+     _password_value(), False),
+    ("sqlcmd|bcp|mosquitto_(?:pub|sub|rr)|ipmitool|zip|unzip|zipcloak", "-P", _GLUED, _password_value(), False),
+    ("7z[arz]?|7zz|rar|unrar", "-h?p", "", _password_value(), False),
+    ("redis-cli|valkey-cli|keydb-cli", "-a", _SPACED, _password_value(), False),
+    ("ldap[a-z]{2,12}+", "-w", _GLUED, _password_value(), False),
+    ("ssh-keygen", "-[NP]", _GLUED, _password_value(), False),
+    ("plink|pscp|psftp", "-pw", _SPACED, _password_value(), False),
+    ("keytool|jarsigner", "-(?:src|dest)?(?:store|key)pass|-new", _SPACED, _password_value(), False),
+    ("openssl", "-k", _SPACED, _password_value(), False),
+    ("openssl", "-pass(?:in|out|word)?", _SPACED, _password_value("pass:", 1), False),
+    ("curl", "-[uU]|--(?:proxy-)?user", _ANY, _password_value(_user_and(":"), 1), False),
+    ("https?|xhs?", "-a|--auth", _ANY, _password_value(_user_and(":"), 1), False),
+    ("lftp", "-u", _SPACED, _password_value(_user_and(","), 1), False),
+    ("smbclient|rpcclient|smbcacls|smbget|smbtree|net", "-U|--user", _ANY, _password_value(_user_and("%"), 1), False),
+    ("mysqladmin|mariadb-admin", "password", _SPACED, _password_value(), False),
+    ("nmcli", r"password|wifi-sec\.psk", _SPACED, _password_value(), False),
+    ("aws", r"(?:[A-Za-z0-9_-]{1,64}\.)?(?i:aws_secret_access_key|aws_session_token)", _SPACED, _password_value(),
+     False),
 ]
-_HT_OPT = r"[ \t]{1,8}-[A-Za-z]{1,8}(?:[ \t]{1,8}[0-9]{1,3})?"  # htpasswd's flags (-C takes a cost)
-_HT_OPTS = "(?:" + _HT_OPT + "){1,4}"
+# htpasswd's flags, read once: each letter is kept as a group when it is `n` or `b` (-b, -nb, -bcB), and a cost
+# may follow (-C 10).
+_HT_OPTS = r"(?:[ \t]{1,8}-(?:[A-Za-ac-mo-z]|(?P<n>n)|(?P<b>b)){1,8}+(?:[ \t]{1,8}[0-9]{1,3}+)?){1,4}+"
 _HT_WORD = r"[ \t]{1,8}[^\s|;&<>-][^\s|;&<>]{0,127}+"
 
 
-def _htpasswd_flag(letter: str, held: bool = True) -> str:
-    """Ahead: one of htpasswd's first flags holds `letter` (-b, -nb, -bcB), or (`held` false) none does."""
-    return ("(?=" if held else "(?!") + "(?:" + _HT_OPT + "){0,3}[ \t]{1,8}-[A-Za-z]{0,7}" + letter + ")"
+def _command_password(name: str, after: str, flags: str, follows: str, value: str) -> str:
+    """The command `name` (then `after`: ` login`), its arguments, one of its password `flags`, then the value."""
+    return (_command_start(name) + after + "(?![A-Za-z0-9_.-])" + _args(f"{name}{after}[ \t]")
+            + f"(?:{flags}){follows}{value}")
 
 
+# One rule per command, gated by its name and found by it.
 _COMMAND_PASSWORDS = [
-    ("cli-secret", _B + f"(?:{commands})" + ("" if "login" not in keywords else _LOGIN) + "(?![A-Za-z0-9_.-])" + _ARGS + f"(?:{flags}){follows}{value}", keywords)
-    for commands, flags, follows, value, keywords in _PASSWORD_FLAGS
+    ("cli-secret", _command_password(name, _LOGIN if login else "", flags, follows, value),
+     (_literal_head(name).lower(),))
+    for names, flags, follows, value, login in _PASSWORD_FLAGS for name in _names(names)
 ] + [
     # htpasswd's -b takes the password from the command line, after the file and the user (only the user with -n)
-    ("cli-secret", _B + "htpasswd" + _htpasswd_flag("b") + "(?:" + _htpasswd_flag("n") + _HT_OPTS + _HT_WORD
-                   + "|" + _htpasswd_flag("n", held=False) + _HT_OPTS + _HT_WORD * 2 + ")" + _SPACED
-                   + _password_value(least=1),
-     ("htpasswd",)),
+    ("cli-secret", _command_start("htpasswd") + _HT_OPTS + "(?(b)|(?!))(?(n)|" + _HT_WORD + ")" + _HT_WORD + _SPACED
+                   + _password_value(least=1), ("htpasswd",)),
     # Windows' net use: the password after the share, or after /user:NAME (`*` asks for it)
-    ("cli-secret", _B + r"(?i:net)[ \t]{1,8}(?i:use)(?:[ \t]{1,8}[^\s|&/\\]{1,64}){0,2}?[ \t]{1,8}\\{2,8}[^\s\\/]{1,128}"
-                   r"(?:\\{1,4}[^\s\\/]{1,128}){1,4}(?:[ \t]{1,8}/(?i:user|u):[^\s]{1,128})?[ \t]{1,8}(?![/*])"
-                   + _password_value(least=1), ("net ", "net\t")),
+    ("cli-secret", "[Nn]" + _B1 + r"(?i:et)[ \t]{1,8}(?i:use)(?:[ \t]{1,8}[^\s|&/\\]{1,64}+){0,2}?[ \t]{1,8}\\{2,8}"
+                   r"[^\s\\/]{1,128}+(?:\\{1,4}[^\s\\/]{1,128}+){1,4}"
+                   r"(?:[ \t]{1,8}/(?i:user|u):[^\s]{1,128}+)?[ \t]{1,8}(?![/*])" + _password_value(least=1), ("net ", "net\t")),
+] + [
     # sqlplus user/pw@db, and Oracle's other tools
-    ("cli-secret", _B + r"(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)(?![A-Za-z0-9_.-])(?:[ \t]{1,8}[^\s|;&/]{1,64}){0,4}?"
-                   r"[ \t=]{1,8}[\"']?[A-Za-z][A-Za-z0-9_$#]{0,127}/(?!\[redacted:)" + _NOT_VAR + r"(?P<v2>[^\s/@\"'`\\|;&<>]{1,256}+)",
-     ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl")),
+    ("cli-secret", _command_start(name) + r"(?![A-Za-z0-9_.-])(?:[ \t]{1,8}[^\s|;&/]{1,64}){0,4}?[ \t=]{1,8}[\"']?"
+                   r"[A-Za-z][A-Za-z0-9_$#]{0,127}/(?!\[redacted:)" + _NOT_VAR + r"(?P<v2>[^\s/@\"'`\\|;&<>]{1,256}+)",
+     (name,))
+    for name in ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl")
 ]
 _LATE: list[tuple[str, str, tuple[str, ...]]] = [
     # `_B` one character later, so a scan skips to each B (`re` cannot skip to a look-behind or a (?i) letter)
@@ -231,9 +272,9 @@ _LATE: list[tuple[str, str, tuple[str, ...]]] = [
      ("://",)),
     # a long flag whose name ends in a secret word (`--password`, `--http-password`, `--hf-token`), bar the
     # flags that only ask for one (`--ask-pass`, `--no-password`)
-    ("cli-secret", r"(?i:--(?:(?!(?:no|ask|prompt|show|generate|random|reset|require|skip|use)-)[a-z0-9]{1,24}-){0,3}"
-                   r"(?:password|passwd|passphrase|token|secret)|--(?:pass|api-?key))(?:=|[ \t]{1,8})" + _password_value(),
-     ("password", "passwd", "passphrase", "token", "secret", "--pass", "--api")),
+    ("cli-secret", r"--(?!(?i:no|ask|prompt|show|generate|random|reset|require|skip|use)-)(?:(?:[A-Za-z0-9]{1,24}+-){0,3}+"
+                   r"(?i:password|passwd|passphrase|token|secret)|(?i:pass|api-?key))(?:=|[ \t]{1,8})" + _password_value(),
+     ("-password", "-passwd", "-passphrase", "-token", "-secret", "--pass", "--api")),
     *_COMMAND_PASSWORDS,
     ("netrc-password", r"(?:machine|login|default)(?<![A-Za-z0-9_]machine)(?<![A-Za-z0-9_]login)(?<![A-Za-z0-9_]default)(?:[ \t]{1,8}[^\s\\]{1,256}+)?"
                        r"(?:(?:[ \t]|\r?\n|\\[rn]){1,16}+(?:login|account|port|machine|macdef)[ \t]{1,8}[^\s\\]{1,256}+){0,3}"
@@ -294,13 +335,19 @@ class Rule:
 
     @property
     def scans_fast(self) -> bool:
-        """Whether its expression starts with a character or a set of them, case kept: `re` then skips to each
-        place one is (a megabyte in 0.5-4 ms, against 5-30 ms for one that starts with a look-behind)."""
+        """Whether its expression starts with a character or a set of them (or alternatives that each start
+        with a character), case kept: `re` then skips to each place one is (a megabyte in 0.5-4 ms, against
+        5-30 ms for one that starts with a look-behind)."""
         if self._scans_fast is None:
             from re import _parser  # type: ignore[attr-defined]
 
             parsed = _parser.parse(self.source)
             first = str(parsed[0][0]) if len(parsed.data) else ""
+            if first == "SUBPATTERN" and not parsed[0][1][1]:  # a group that sets no flag: its first item
+                parsed = parsed[0][1][3]
+                first = str(parsed[0][0]) if len(parsed.data) else ""
+            if first == "BRANCH":
+                first = "LITERAL" if all(alt.data and str(alt[0][0]) == "LITERAL" for alt in parsed[0][1][1]) else ""
             self._scans_fast = first in ("LITERAL", "IN") and not self.pattern.flags & re.IGNORECASE
         return self._scans_fast
 
@@ -637,29 +684,34 @@ def _moved(seen: dict[str, list[int] | None], edits: list[tuple[int, int, int]],
     """`seen` for the text `edits` (sorted (start, end, new length) of the old text) made, whose folded copy is
     `low`: a place the edits left alone moves by what came before it, one they touched goes, and the text
     around each edit is searched again (for a string the edits made or joined)."""
+    from bisect import bisect_left, bisect_right
+
     out: dict[str, list[int] | None] = {}
     most = _dense(low)
     for start, places in seen.items():
         if places is None:
             continue  # dense: found again if a rule still needs it
         size = len(start)
-        kept: set[int] = set()
-        j = delta = 0
-        for p in places:
-            while j < len(edits) and edits[j][1] <= p:
-                delta += edits[j][2] - (edits[j][1] - edits[j][0])
-                j += 1
-            if j == len(edits) or p + size <= edits[j][0]:
-                kept.add(p + delta)
+        # the places between two edits, each run shifted at once (a few edits in a megabyte of places: a copy)
+        kept: list[int] = []
+        delta = first = 0
+        for a, b, n in edits:
+            last = bisect_right(places, a - size, first)
+            kept += places[first:last] if not delta else [p + delta for p in places[first:last]]
+            first = bisect_left(places, b, last)  # those overlapping the edit go
+            delta += n - (b - a)
+        kept += places[first:] if not delta else [p + delta for p in places[first:]]
         delta = 0
         for a, b, n in edits:
             lo, hi = a + delta - size + 1, a + delta + n + size - 1
             i = low.find(start, max(lo, 0), hi)
             while i >= 0:
-                kept.add(i)
+                at = bisect_left(kept, i)
+                if at == len(kept) or kept[at] != i:
+                    kept.insert(at, i)
                 i = low.find(start, i + 1, hi)
             delta += n - (b - a)
-        out[start] = sorted(kept) if len(kept) <= most else None
+        out[start] = kept if len(kept) <= most else None
     return out
 
 
@@ -787,7 +839,8 @@ def _assignment_ok(match: re.Match[str]) -> bool:
         return prev.islower() or prev.isdigit()  # camelCase: dbPassword, accessToken, SecretAccessKey
     if word.isupper() and prev.isupper() or word.islower() and prev.islower():
         # PGPASSWORD, clientsecret, apikey (not monkey, compass, author)
-        return low in _GLUED_OK or low == "key" and name.endswith(_GLUED_KEY)
+        return (low in _GLUED_OK or low == "key" and name.endswith(_GLUED_KEY)
+                or low == "pass" and name.endswith("ssh"))  # SSHPASS, sshpass's own variable
     return False
 
 

@@ -189,6 +189,30 @@ HOSTILE.update({
     "random-unicode": "".join(_RANDOM.choices(string.ascii_letters + "\u00e4\u00df\u00e9\u65e5\u672c \n\u212a\u017f", k=MB)),
 })
 
+# Each rule for a password given to a command, a megabyte of near misses: the command again and again (its
+# arguments read once, not again from each), its flag with no password, the words before `login`, a path or
+# a quote before the command.
+COMMAND_HOSTILE = {
+    "mysql -u root -p": _times("mysql -u root -p "), "docker login -p": _times("docker login -u ci -p "),
+    "docker a b login": _times("docker a b login "), "podman login words": _times("podman x y z login -u "),
+    "mongo -p": _times("mongo -p "), "zip -P": _times("zip -P "), "7z -p": _times("7z -p"),
+    "redis-cli -a": _times("redis-cli -a "), "ldapsearch -w": _times("ldapsearch -w "),
+    "ssh-keygen -N": _times("ssh-keygen -N "), "plink -pw": _times("plink -pw "),
+    "keytool -storepass": _times("keytool -storepass "), "openssl -passin pass:": _times("openssl -passin pass:"),
+    "openssl -k": _times("openssl -k "), "curl -u a:": _times("curl -u a:"), "http -a": _times("http -a "),
+    "lftp -u a,": _times("lftp -u a,"), "smbclient -U a%": _times("smbclient -U a%"), "net -U": _times("net -U "),
+    "mysqladmin password": _times("mysqladmin password "), "nmcli password": _times("nmcli password "),
+    "htpasswd -b": _times("htpasswd -b "), "htpasswd -nb u": _times("htpasswd -nb u "),
+    "htpasswd -B -C 10 -b": _times("htpasswd -B -C 10 -b "), "net use": _times("net use \\\\a\\b "),
+    "sqlplus a/": _times("sqlplus a/"), "sqlplus -S a": _times("sqlplus -S a "),
+    "--a-b-password": _times("--a-b-password "), "--x-y-z-token": _times("--x-y-z-token "),
+    "mysql a a a": "mysql" + " a" * (MB // 2), 'mysql -p"': _times('mysql -p"'), "mysql -p'": _times("mysql -p'"),
+    "curl long args": _times("curl " + "x" * 200 + " "), "curl -u no separator": _times("curl -u " + "u" * 100 + " "),
+    "a/mysql": _times("a/mysql "), "quoted mysql": _times('\\"mysql '), "(mysql": _times("(mysql -h "),
+    "aws configure set": _times("aws configure set aws_secret_access_key "),
+}
+HOSTILE.update(COMMAND_HOSTILE)
+
 
 def _keywords_among(base: str, every: int) -> str:
     keywords = sorted({kw for rule in module._load() for kw in rule.keywords})
@@ -211,6 +235,13 @@ def _best_of_5(text: str) -> float:
 def test_hostile_megabyte_is_linear(name: str) -> None:
     redact("warm up: password=abc ghp_x")
     assert _best_of_5(HOSTILE[name]) <= 0.05
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(COMMAND_HOSTILE))
+def test_a_command_password_after_a_hostile_megabyte_is_found(name: str) -> None:
+    out = redact(COMMAND_HOSTILE[name] + "\nmysql -u root -pAfterTheHostileMb9\n")
+    assert "AfterTheHostileMb9" not in out
 
 
 @pytest.mark.slow

@@ -75,6 +75,12 @@ COMMANDS = {
     "ssh-keygen": ("ssh-keygen -t ed25519 -N 'Ssh9 Key Phrase' -f ~/.ssh/deploy", "Ssh9 Key Phrase"),
     "mosquitto": ("mosquitto_pub -h broker -u iot -P Mqtt9BrokerPw -t t -m hi", "Mqtt9BrokerPw"),
     "nmcli": ("nmcli dev wifi connect HomeNet password W1fiHomePassw", "W1fiHomePassw"),
+    "sshpass-env": ("SSHPASS=Sshp4ssEnvPw sshpass -e ssh deploy@host", "Sshp4ssEnvPw"),
+    "aws-configure": ("aws configure set aws_secret_access_key Aws9ConfigureSecretKey", "Aws9ConfigureSecretKey"),
+    "aws-configure-profile": ("aws configure set default.aws_session_token Aws9SessionTok --profile ci",
+                              "Aws9SessionTok"),
+    "docker-login-user-docker": ("docker login -u docker -p Dock3rUserDockerPw", "Dock3rUserDockerPw"),
+    "mysql-host-mysql": ("/usr/bin/mysql -h mysql -u root -pMysq1HostPw", "Mysq1HostPw"),
 }
 
 # Where the same letters are a port, a path or a plain switch: banked as typed.
@@ -90,7 +96,8 @@ LOOK_ALIKES = [
     "openssl rsa -passin env:KEY_PASS -in k.pem", "openssl req -new -key k.pem -out r.csr", "7z a -p out.7z notes",
     "unrar x -p- old.rar", "ansible-playbook --ask-become-pass site.yml", "psql --no-password -h db app",
     "keytool -list -storepass:env STORE_PASS -keystore k.jks", "zip -r out.zip dist && scp -P 2222 out.zip host:",
-    "python train.py --max-tokens 4096", "gh auth login --with-token < token.txt",
+    "python train.py --max-tokens 4096", "gh auth login --with-token < token.txt", "echo pw | sudo -S apt update",
+    "aws configure get aws_secret_access_key", "COMPASS=north ./run", "mysqladmin -u root password",
 ]
 
 
