@@ -196,6 +196,7 @@ def _args(head: str) -> str:
 
 _SPACED, _GLUED, _ANY = r"[ \t]{1,8}", r"[ \t]{0,8}", r"(?:=|[ \t]{0,8})"
 _LOGIN = r"[ \t]{1,8}(?:[^\s|;&]{1,64}+[ \t]{1,8}){0,3}?login"  # `docker login`, `helm registry login`
+_LOGIN_WORDS = (" login", "\tlogin")
 # (commands, the flags that take their password, how a value follows its flag, its form, whether `login` comes
 # first). Only these commands' flags: elsewhere `-p` is a port or a path (ssh -p 22, mkdir -p, docker run -p 80:80).
 _PASSWORD_FLAGS = [
@@ -233,10 +234,17 @@ def _command_password(name: str, after: str, flags: str, follows: str, value: st
             + f"(?:{flags}){follows}{value}")
 
 
+def _command_keywords(name: str, login: bool) -> tuple[str, ...]:
+    """What a command's rule is gated by: `login` after a space, or the command's name (followed by the space
+    or tab every match has after it, when the name is a plain word: `net ` is rarer than `net`)."""
+    head = _literal_head(name).lower()
+    return _LOGIN_WORDS if login else (head + " ", head + "\t") if head == name else (head,)
+
+
 # One rule per command, gated by its name and found by it.
 _COMMAND_PASSWORDS = [
     ("cli-secret", _command_password(name, _LOGIN if login else "", flags, follows, value),
-     (_literal_head(name).lower(),))
+     _command_keywords(name, login))
     for names, flags, follows, value, login in _PASSWORD_FLAGS for name in _names(names)
 ] + [
     # htpasswd's -b takes the password from the command line, after the file and the user (only the user with -n)
@@ -250,7 +258,7 @@ _COMMAND_PASSWORDS = [
     # sqlplus user/pw@db, and Oracle's other tools
     ("cli-secret", _command_start(name) + r"(?![A-Za-z0-9_.-])(?:[ \t]{1,8}[^\s|;&/]{1,64}){0,4}?[ \t=]{1,8}[\"']?"
                    r"[A-Za-z][A-Za-z0-9_$#]{0,127}/(?!\[redacted:)" + _NOT_VAR + r"(?P<v2>[^\s/@\"'`\\|;&<>]{1,256}+)",
-     (name,))
+     tuple(name + after for after in " \t="))
     for name in ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl")
 ]
 _LATE: list[tuple[str, str, tuple[str, ...]]] = [
