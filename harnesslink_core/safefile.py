@@ -103,11 +103,13 @@ def may_make_folder(root: str, *parts: str) -> bool:
     return True
 
 
-def open_append(path: str, mode: int = 0o644) -> int | None:
-    """A descriptor appending to the regular file at `path`, made if missing (the caller closes it); None
-    where `path` is a symlink, a FIFO (opening one to write waits for a reader), or anything else."""
+def open_append(path: str, mode: int = 0o644, *, readable: bool = False) -> int | None:
+    """A descriptor appending to the regular file at `path`, made if missing (the caller closes it), that
+    can also be read when `readable`; None where `path` is a symlink, a FIFO (opening one to write waits
+    for a reader), or anything else."""
+    flags = (_APPEND_FLAGS & ~os.O_WRONLY) | os.O_RDWR if readable else _APPEND_FLAGS
     try:
-        fd = os.open(path, _APPEND_FLAGS, mode)
+        fd = os.open(path, flags, mode)
     except (OSError, ValueError):
         return None
     try:

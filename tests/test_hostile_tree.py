@@ -52,7 +52,7 @@ def fifo_names(env: dict[str, str], locs, cwd: str) -> list[Path]:
     memory_of = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in cwd) / "memory"
     names = [agent / "config.yml", agent / "config-cache.json", agent / "switches-cache.json",
              agent / "exclude-cache.json", agent / "forgotten.jsonl", agent / ".last-pass",
-             agent / "logs" / "harnesslink.log", agent / "identities.json",
+             agent / "logs" / "harnesslink.log", agent / "identities.json", agent / "history.jsonl",
              project / "MAIN.md", project / "linked.txt", project / "bank" / "2026-08-30T08-00-00-000Z--newest.md",
              project / "summaries" / "2026-08-20.md",
              home / ".codex" / "memories" / "raw_memories.md", home / ".codex" / "memories" / "rollout_summaries" / "a.md",

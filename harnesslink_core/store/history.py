@@ -33,7 +33,7 @@ import time
 
 from .. import wirejson
 from ..paths import Locations
-from ..safefile import open_regular
+from ..safefile import open_append, open_regular
 from .scope import may_hold_a_secret
 
 HISTORY_FILE = "history.jsonl"  # in the agent dir, beside the ledger
@@ -76,7 +76,9 @@ def append(locs: Locations, records: Iterable[dict[str, str]]) -> None:
     if not lines:
         return
     os.makedirs(locs.agent_path, exist_ok=True)
-    fd = os.open(history_path(locs), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)  # read: its last byte
+    fd = open_append(history_path(locs), 0o600, readable=True)  # read: its last byte
+    if fd is None:
+        raise OSError(f"{HISTORY_FILE} is not a regular file")
     try:
         if not _ends_a_line(fd):
             lines = "\n" + lines  # the last writer died mid-line: that line stays torn, ours stay whole
