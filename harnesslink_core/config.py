@@ -199,6 +199,23 @@ def _exclude_globs(value: object, home: str) -> tuple[list[str], str | None]:
     return globs[:MAX_EXCLUDE], ("memory.exclude: " + "; ".join(problems)) if problems else None
 
 
+ENCODER_IDLE_MINUTES = 15.0
+
+
+def encoder_settings(locs: Locations) -> tuple[bool, float]:
+    """`recall.encoder` (on unless false) and `recall.encoder_idle_minutes`, the quiet spell after which
+    the resident encoder exits (recall/encoder.py); the defaults for a file that cannot be used."""
+    try:
+        recall = load(locs).get("recall")
+    except ConfigError:
+        recall = None
+    recall = recall if isinstance(recall, dict) else {}
+    idle = recall.get("encoder_idle_minutes", ENCODER_IDLE_MINUTES)
+    if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 < idle < 10**6:
+        idle = ENCODER_IDLE_MINUTES
+    return recall.get("encoder", True) is not False, float(idle)
+
+
 def set_autobank(locs: Locations, names: list[str]) -> None:
     """Write `cloud.autobank`, keeping everything else in the file (comments included where possible)."""
     import yaml

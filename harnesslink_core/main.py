@@ -38,6 +38,7 @@ VERBS = {
     "confirm": "trust",
     "history": "history",
     "review": "review",
+    "encoder": "encoder",
 }
 
 

@@ -50,6 +50,11 @@ class Locations:
     def log_path(self) -> str:
         return os.path.join(self.agent_path, "logs", "harnesslink.log")
 
+    @property
+    def encoder_path(self) -> str:
+        """The resident encoder's folder (0700): its socket, its lock (recall/encoder_client.py)."""
+        return os.path.join(self.agent_path, "encoder")
+
     # Paths (everything else)
 
     @property
@@ -79,6 +84,14 @@ class Locations:
     @property
     def log_file(self):
         return _path(self.log_path)
+
+    @property
+    def encoder_dir(self):
+        return _path(self.encoder_path)
+
+    @property
+    def encoder_log(self):
+        return self.agent_dir / "logs" / "encoder.log"
 
     @property
     def pass_lock(self):

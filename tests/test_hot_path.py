@@ -25,6 +25,8 @@ HEAVY = {
     "harnesslink_core.banking.autobank", "harnesslink_core.store.ledger", "harnesslink_core.harnesses",
     "harnesslink_core.store.entries", "harnesslink_core.clock", "harnesslink_core.config", "harnesslink_core.store.bank",
     "functools", "collections",  # what _sqlite3 would import, but for harnesslink_core.fastsqlite
+    "numpy", "onnxruntime", "onnx", "tokenizers", "socket", "selectors",  # the resident encoder's, never a hook's
+    "harnesslink_core.recall.encoder",
 }
 CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.banking", "harnesslink_core.banking.background",
         "harnesslink_core.log", "harnesslink_core.wirejson", "harnesslink_core.safefile", "harnesslink_core.hooks", "_json", "__future__"}

@@ -98,10 +98,10 @@ def test_no_import_circles() -> None:
 LEAN = {"hooks", "log", "banking.background", "store.scope", "store.identity", "store.injected", "store.trust",
         "store.history",
         "control.exclusion",
-        "recall.index",
+        "recall.index", "recall.encoder_client",
         "recall.brief", "sessions.handoff",
         "wiring.claude_plugin"}  # the plugin's launcher, in front of every hook call the plugin makes
-PLAIN_STRINGS = re.compile(r"\.(?:home_path|agent_path|memories_path|index_path|ledger_path|log_path)\b")
+PLAIN_STRINGS = re.compile(r"\.(?:home_path|agent_path|memories_path|index_path|ledger_path|log_path|encoder_path)\b")
 
 
 def test_only_the_lean_path_reads_locations_as_plain_strings() -> None:

@@ -13,6 +13,7 @@ from ..banking.autobank import KEPT_OUT
 from ..harnesses import registry
 from ..paths import Locations
 from ..store.ledger import open_ledger
+from . import encoder
 
 WORDS = """columns, one row per harness:
   on           banking is on for it (config.yml cloud.autobank, memory.autoBank); off: paused, entries stay
@@ -105,6 +106,7 @@ def collect(locs: Locations) -> dict[str, Any]:
         entry["briefed"], entry["briefed_opened"] = listed.get(name, (0, 0))
     out["joined"] = joined_projects(locs)
     out["search"] = search_index(locs)
+    out["encoder"] = encoder.describe(locs)
     return out
 
 
@@ -149,6 +151,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     for repository, slugs in data["joined"].items():
         print(f"one project, the repository {repository} (IDENTITY.md): {', '.join(slugs)}")
     print(search_line(data["search"]))
+    print(encoder.line(data["encoder"]))
     print(f"memory: {data['agent_dir']}   (harnesslink status --help explains each column)")
     return 0
 
