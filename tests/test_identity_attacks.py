@@ -23,6 +23,7 @@ from harnesslink_core.recall.brief import build_brief
 from harnesslink_core.store import identity
 from harnesslink_core.store.scope import project_slug
 from memory_helpers import REPO, run_hook
+from memory_helpers import run_cli as run_verb
 from tests.claude_builder import ClaudeSession
 
 ALICE = "The private billing ledger reconciles refunds against the acquirer's nightly settlement file. " * 2
@@ -200,3 +201,89 @@ def test_history_and_review_list_only_this_folders_entries_of_a_shared_slug(isol
     assert f"{slug}/bank/{other.name}" in theirs_history and f"{slug}/bank/{own.name}" not in theirs_history
     everything = {e["entry"] for e in run_cli("history", "--all", "--json", cwd=mine)["events"] if e["entry"]}
     assert len(everything) == 4
+
+
+def shared_world(home: Path, tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """/x/my/app (alice/private) and /x/my-app (bob/public) sharing a slug, and a third checkout of bob/public;
+    (alice's entry, her folder, the shared project folder, the third checkout)."""
+    mine = repository(tmp_path / "x" / "my" / "app", "git@github.com:alice/private.git")
+    theirs = repository(tmp_path / "x" / "my-app", "git@github.com:bob/public.git")
+    alices = bank(home, mine, "Reconcile refunds against the acquirer settlement file", ALICE)
+    bank(home, theirs, "Build the docs search index with pagefind", BOB)
+    elsewhere = repository(tmp_path / "elsewhere" / "public", "https://github.com/bob/public")
+    bank(home, elsewhere, "Note where the docs deploy goes", "The docs deploy goes to the pages branch. " * 6)
+    return alices, mine, alices.parent.parent, elsewhere
+
+
+def mcp_call(home: Path, cwd: Path, tool: str, arguments: dict) -> dict:
+    """One memory tool through `harnesslink mcp-call`, as a harness's session in `cwd` calls it."""
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    out = run_verb(env, "mcp-call", tool, stdin=json.dumps({"cwd": str(cwd), "arguments": arguments}), cwd=str(cwd))
+    return json.loads(out.stdout)
+
+
+def test_a_shared_slugs_files_that_name_no_folder_are_not_given_to_a_folder_that_only_shares_it(
+        isolated_home: Path, tmp_path: Path) -> None:
+    home = isolated_home
+    alices, mine, shared, elsewhere = shared_world(home, tmp_path)
+    (shared / "MAIN.md").write_text("# Project Memory\n\nAlice's settlement runbook lives in ops/refunds.md.\n"
+                                    + (shared / "MAIN.md").read_text().split("\n", 2)[2])
+    legacy = shared / "bank" / "2026-08-28T10-30-00-000Z--refund-cutoff.md"
+    legacy.write_text('---\nid: 2026-08-28T10-30-00-000Z\nts: "2026-08-28T10:30:00.000Z"\ntitle: "Refund cutoff"\n'
+                      f'tags: []\n---\n\n## Prompt\n\nCutoff\n\n## Result\n\n{ALICE}\n')
+    files = ["MAIN.md", "IDENTITY.md", "bank/" + legacy.name,
+             *(f"summaries/{day.name}" for day in (shared / "summaries").glob("*.md"))]
+    for wanted in (*(f"{shared.name}/{rel}" for rel in files), str(shared / "MAIN.md"), legacy.name,
+                   legacy.name.split("--")[0]):
+        answer = mcp_call(home, elsewhere, "memory_get", {"id": wanted})
+        assert answer.get("isError") and "settlement" not in json.dumps(answer), wanted
+    assert "settlement" in mcp_call(home, mine, "memory_get", {"id": f"{shared.name}/bank/{alices.name}"})["text"]
+    brief = mcp_call(home, mine, "context_brief", {})["text"]
+    assert "ops/refunds.md" not in brief  # the shared MAIN.md's notes say not whose they are
+
+    linking = tmp_path / "tools"
+    linking.mkdir()
+    bank(home, linking, "Note the tool list", "The tools are listed in tools.txt. " * 6)
+    (home / ".superpi/agent/memories" / project_slug(str(linking)) / "linked.txt").write_text(
+        str(tmp_path / "x" / "my-app") + "\n")
+    assert "pagefind" in mcp_call(home, linking, "memory_search", {"query": ASK_BOB})["text"]
+    for rel in ("MAIN.md", "IDENTITY.md", "bank/" + legacy.name):
+        assert mcp_call(home, linking, "memory_get", {"id": f"{shared.name}/{rel}"}).get("isError"), rel
+
+
+@pytest.mark.parametrize("case", ["ceiling", "empty HOME", "another port", "relative origin", "file origin",
+                                  "GIT_DIR"])
+def test_git_environment_and_origins_git_would_not_share_join_nothing(isolated_home: Path, tmp_path: Path,
+                                                                      case: str) -> None:
+    home = isolated_home
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    origins = {"another port": ("https://git.example.com:3000/acme/app", "https://git.example.com:3001/acme/app"),
+               "relative origin": ("../upstream", "../upstream"),
+               "file origin": ("file:///srv/git/app.git", "file:///srv/git/app.git")}
+    first, second = origins.get(case, ("git@github.com:acme/app.git", "git@github.com:acme/app.git"))
+    one = repository(tmp_path / "one" / "app", first)
+    other = tmp_path / "two" / "app"
+    if case == "ceiling":
+        repository(tmp_path / "two", second)
+        other.mkdir()
+        env["GIT_CEILING_DIRECTORIES"] = str(tmp_path / "two")
+    elif case == "empty HOME":
+        import pwd
+
+        if Path(pwd.getpwuid(os.getuid()).pw_dir).resolve() != Path(home).resolve():
+            pytest.skip("needs the password database's home to be the test's")
+        repository(home, second)
+        other = home / "clients" / "acme"
+        other.mkdir(parents=True)
+        env["HOME"] = ""
+        env["HARNESSLINK_HOME"] = str(home / ".superpi/agent")
+    elif case == "GIT_DIR":
+        other.mkdir(parents=True)
+        env["GIT_DIR"], env["GIT_WORK_TREE"] = str(one / ".git"), str(other)
+    else:
+        repository(other, second)
+    bank(home, one, "Reconcile refunds against the acquirer settlement file", ALICE)
+    out = run_hook(env, "user-prompt-submit", "--harness", "codex",
+                   stdin=json.dumps({"session_id": "fresh", "cwd": str(other), "prompt": ASK_ALICE}))
+    assert out.returncode == 0
+    assert b"settlement file" not in out.stdout

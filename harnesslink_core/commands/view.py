@@ -42,7 +42,7 @@ from ..store import trust
 from ..store.entries import MAX_ENTRY_BYTES, parse_entry
 from ..store.injected import given_log, opened_log
 from ..store.ledger import tombstones
-from ..store.scope import all_projects, is_safe_slug, linked_projects, project_slug, scope_folders
+from ..store.scope import all_projects, holds_whole, is_safe_slug, linked_projects, project_slug, scope_folders
 from .options import whole_number
 
 ASSETS = Path(__file__).resolve().parent.parent / "viewer"
@@ -317,8 +317,9 @@ def _project(locs: Locations, slug: str, start: str | None) -> ProjectView:
     if not _shown(locs, slug):
         bottle.abort(404, "no such project")
     cwd = start if start and project_slug(start) == slug else _main_folder(locs, slug)
-    linked = _shown_links(locs, slug)
-    folders = scope_folders(locs, cwd) if cwd else {slug: None, **{p: None for p in linked}}
+    folders = scope_folders(locs, cwd) if cwd else None
+    linked = _shown_links(locs, slug) if folders is None or holds_whole(folders, slug) else []  # whose links?
+    folders = folders if folders is not None else {slug: None, **{p: None for p in linked}}
     folders = {project: folder for project, folder in folders.items() if _shown(locs, project)}
     return ProjectView(slug, cwd, list(folders), folders, linked)
 

@@ -74,12 +74,15 @@ def build_brief(
     budget: int = DEFAULT_BUDGET,
     query: str | None = None,
 ) -> Brief:
+    from ..store.scope import holds_whole, project_folders
+
     slug = project_slug(cwd)
     folder = project_path(locs, slug)
+    folders = project_folders(locs, cwd)
     sections: list[Section] = []
-    if folder is not None:
+    if folder is not None and holds_whole(folders, slug):  # a slug another folder shares: whose notes?
         sections += _main_notes(folder)
-    sections += _recent_entries(locs, slug, cwd)  # also of the repository's other slugs, with or without this one
+    sections += _recent_entries(locs, folders)  # also of the repository's other slugs, with or without this one
     sections += _harness_memory(locs, cwd, harness)
     if folder is not None and with_state and session_id:
         sections += _session_state(folder, harness, session_id)
@@ -142,13 +145,10 @@ class _Newest:
         self.name = path.rsplit("/", 1)[-1]
 
 
-def _recent_entries(locs: Locations, slug: str, cwd: str) -> list[Section]:
+def _recent_entries(locs: Locations, folders: Folders) -> list[Section]:
     """The newest entries of this project: of its folder's slug and of every other slug of the same
     repository (`scope.project_folders`: the same repository at another path, or pulled from another machine),
     each only with its folders of this project."""
-    from ..store.scope import project_folders
-
-    folders = project_folders(locs, cwd)
     slugs = [s for s in folders if tree_folder(locs.memories_path, s, "bank")]
     if not slugs:
         return []

@@ -49,7 +49,7 @@ def repository_of(cwd: str) -> str | None:
         git_dir = _accepted_git_dir(cwd)
         urls = config_values(os.path.join(git_dir, "config"), "remote", "origin", "url") if git_dir else []
         url = next((u for u in urls if u), None)  # the first url, as git fetches from
-        _known[cwd] = normalise(url) if url else None
+        _known[cwd] = (normalise(url) or None) if url else None
     return _known[cwd]
 
 
@@ -71,6 +71,7 @@ def _discover(cwd: str) -> tuple[str, str | None, str] | None:
     """(work tree, `.git` file or None, git dir) as git's discovery finds them: up from `cwd`, a `.git`
     folder that is no git directory is passed over, a `.git` file that names none ends the search."""
     folder = os.path.normpath(cwd) if cwd else ""
+    ceilings = _ceilings()
     while folder:
         dot_git = os.path.join(folder, ".git")
         try:
@@ -83,10 +84,19 @@ def _discover(cwd: str) -> tuple[str, str | None, str] | None:
         if stat.S_ISDIR(mode) and is_git_directory(dot_git):
             return folder, None, dot_git
         parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
+        if parent == folder or parent in ceilings or os.path.realpath(parent) in ceilings:
+            return None  # git never goes up into a ceiling folder
         folder = parent
     return None
+
+
+def _ceilings() -> set[str]:
+    """`GIT_CEILING_DIRECTORIES`, as given and with links resolved. It is the one part of git's environment
+    followed: it only stops a search. `GIT_DIR` and `GIT_WORK_TREE` are not: they are the harness's, not
+    the folder's, and would give a folder another repository's identity in one process and not in the next."""
+    value = os.environ.get("GIT_CEILING_DIRECTORIES") or ""
+    paths = [os.path.normpath(path) for path in value.split(":") if os.path.isabs(path)]
+    return {*paths, *map(os.path.realpath, paths)}
 
 
 def _gitfile_target(folder: str, gitfile: str) -> str | None:
@@ -134,8 +144,19 @@ def _common_dir(git_dir: str) -> str:
 def _is_home_or_root(work_tree: str) -> bool:
     """A repository over the home folder (dotfiles) or the root would make every folder under it one project."""
     real = os.path.realpath(work_tree)
-    home = os.environ.get("HOME") or ""
-    return os.path.dirname(real) == real or bool(home) and real == os.path.realpath(home)
+    return os.path.dirname(real) == real or real in map(os.path.realpath, _homes())
+
+
+def _homes() -> list[str]:
+    """The home folder as HOME names it and as the password database does (HOME may be empty, or another)."""
+    import pwd
+
+    homes = [os.environ.get("HOME") or ""]
+    try:
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, OSError):
+        pass
+    return [home for home in homes if home]
 
 
 def _trusted(work_tree: str, gitfile: str | None, git_dir: str) -> bool:
@@ -251,20 +272,31 @@ def _config_value(text: str) -> str:
     return "".join(out).rstrip() if not quoted else "".join(out)
 
 
+_DEFAULT_PORTS = {"ssh": "22", "git+ssh": "22", "ssh+git": "22", "https": "443", "http": "80", "git": "9418"}
+
+
 def normalise(url: str) -> str:
-    """`host/path` of a remote URL: scheme, user, port, `.git` and the host's case dropped, and the path's
-    case on the hosts that compare owner and name without it (`CASELESS_HOSTS`)."""
+    """`host/path` of a remote URL: scheme, user, a default port, `.git` and the host's case dropped, and the
+    path's case on the hosts that compare owner and name without it (`CASELESS_HOSTS`); "" for a local one.
+
+    A local origin (`../upstream`, `./x`, `/srv/app.git`, `file://…`) is no identity: the path means
+    another folder on every machine, and two unrelated repositories cloned from `../upstream` would join."""
     text = url.strip()
     scheme, sep, rest = text.partition("://")
-    if not sep:  # scp-like `git@host:path`, or a local path
-        rest = text
-        if ":" in rest and "/" not in rest.split(":", 1)[0]:
-            host, _, path = rest.partition(":")
-            rest = f"{host}/{path}"
+    scheme = scheme.lower()
+    if not sep:  # scp-like `git@host:path` (a colon before any slash), else a local path
+        head = text.split("/", 1)[0]
+        if ":" not in head or len(head.split(":", 1)[0]) == 1:  # a drive letter `C:` is local too
+            return ""
+        host, _, path = text.partition(":")
+        rest = f"{host}/{path}"
+    elif scheme == "file":
+        return ""
     host, _, path = rest.partition("/")
     host = host.rsplit("@", 1)[-1].lower()
-    if sep and ":" in host and host.rsplit(":", 1)[1].isdigit():
-        host = host.rsplit(":", 1)[0]  # ssh://host:22/… and https://host:443/… are the same repository
+    name, colon, port = host.rpartition(":")
+    if sep and colon and port.isdigit() and port == _DEFAULT_PORTS.get(scheme):
+        host = name  # ssh://host:22/… and https://host:443/… are the same repository; host:3000 is not host:3001
     path = path.strip("/")
     if host in CASELESS_HOSTS:
         path = path.lower()

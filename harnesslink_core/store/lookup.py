@@ -23,7 +23,7 @@ def find_entry(locs: Locations, cwd: str, wanted: str) -> str:
     scope = scope_folders(locs, cwd)
     if "/" in wanted or "\\" in wanted:
         parts = _parts_inside(locs, wanted.replace("\\", "/"), root)
-        if parts[0] not in scope or _of_another_folder(os.path.join(root, *parts), parts[0], scope):
+        if parts[0] not in scope or not _of_this_scope(os.path.join(root, *parts), parts, scope):
             raise NoSuchEntry(f"{wanted!r} is not an entry of this project or of a linked one")
         path = os.path.join(root, *parts)
         if not path.endswith(".md") or _through_a_link(root, parts) or not os.path.isfile(path):
@@ -43,20 +43,26 @@ def find_entry(locs: Locations, cwd: str, wanted: str) -> str:
             if candidate.startswith(".") or os.path.islink(os.path.join(bank, candidate)):
                 continue
             if candidate == name or (name is None and candidate.startswith(wanted + "--")):
-                if not _of_another_folder(os.path.join(bank, candidate), slug, scope):
+                if _of_this_scope(os.path.join(bank, candidate), [slug, "bank", candidate], scope):
                     return os.path.join(bank, candidate)
     raise NoSuchEntry(f"no memory entry {wanted!r} in this project; use the id memory_search shows")
 
 
-def _of_another_folder(path: str, slug: str, scope: dict[str, str | None]) -> bool:
-    """An entry of a folder that only shares this project's slug (`scope.scope_folders`)."""
+def _of_this_scope(path: str, parts: list[str], scope: dict[str, str | None]) -> bool:
+    """Whether the file may be read in this scope: any file of a project it holds whole; of a slug it holds
+    only for some folders (`scope.holds_whole`), only an entry or a session state whose `cwd` is one of them."""
     from pathlib import Path
 
     from .entries import read_entry
-    from .scope import is_foreign
+    from .scope import holds_whole, is_foreign
 
-    entry = read_entry(Path(path), slug) if path.endswith(".md") and os.path.isfile(path) else None
-    return entry is not None and is_foreign(entry.cwd, slug, scope)
+    slug = parts[0]
+    if holds_whole(scope, slug):
+        return True
+    if len(parts) != 3 or parts[1] not in ("bank", "state") or not os.path.isfile(path):
+        return False
+    entry = read_entry(Path(path), slug)
+    return entry is not None and not is_foreign(entry.cwd, slug, scope)
 
 
 def _parts_inside(locs: Locations, given: str, root: str) -> list[str]:

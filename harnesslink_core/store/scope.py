@@ -121,23 +121,36 @@ def folder_key(cwd: str) -> str:
 
 
 Folders = dict[str, "str | tuple[str, ...] | None"]
+NO_FOLDER = ""  # among a slug's folders in scope: it holds no other, so what names no folder is of this scope too
+FOLDERS_CACHE = "slug-folders.json"  # in the agent dir: {slug: [bank stamp, names, newest name, folders]}
+_HEAD_BYTES = 16384
 
 
 def scope_folders(locs: Locations, cwd: str) -> Folders:
     """Each project in scope, with the folder (or folders) whose entries it holds (`folder_key`), or None
     for all of its entries: the folder's own project and the other slugs of the same repository
-    (`project_folders`), then the projects its `linked.txt` names. Two folders can share a slug
-    (`/code/my/app` and `/code/my-app`); an entry's own `cwd` then says which one it is of (`is_foreign`)."""
+    (`project_folders`), then the projects its `linked.txt` names (read only when its slug is all its own).
+    Two folders can share a slug (`/code/my/app` and `/code/my-app`); an entry's own `cwd` then says which
+    one it is of (`is_foreign`)."""
     folders = project_folders(locs, cwd)
-    for slug, path in _links(locs, project_slug(cwd)) if folders else ():
-        folders.setdefault(slug, folder_key(path) if path else None)
-    return folders
+    own = project_slug(cwd)
+    linked: Folders = {}
+    for slug, path in _links(locs, own) if folders and holds_whole(folders, own) else ():
+        if slug not in folders:
+            folders[slug] = linked[slug] = folder_key(path) if path else None
+    return _marked(locs, folders, linked)
 
 
 def project_folders(locs: Locations, cwd: str) -> Folders:
     """The folder's project on every slug it has: its own slug with this folder (and the slug's other
     folders of the same repository), then every other slug holding a folder of that repository (its
-    clones, worktrees and moves, on this machine or another), with those folders (`identity.slugs_holding`)."""
+    clones, worktrees and moves, on this machine or another), with those folders (`identity.slugs_holding`).
+    A slug known to hold no other folder also gets `NO_FOLDER` (see `holds_whole`)."""
+    folders = _project_folders(locs, cwd)
+    return _marked(locs, folders, folders)
+
+
+def _project_folders(locs: Locations, cwd: str) -> Folders:
     from .identity import repository_of, slugs_holding
 
     own = project_slug(cwd)
@@ -155,13 +168,106 @@ def project_folders(locs: Locations, cwd: str) -> Folders:
 
 
 def is_foreign(entry_cwd: str, slug: str, folders: Folders) -> bool:
-    """Whether an entry of `slug` is of a folder outside the scope that only shares the slug (see `scope_folders`)."""
-    wanted = folders.get(slug)
-    if not wanted or not entry_cwd:
+    """Whether an entry of `slug` is not provably of the folders in scope (see `scope_folders`): of a folder
+    outside the scope that only shares the slug, or of no folder in a slug that holds another one."""
+    held = _held(folders.get(slug))
+    if held is None:
         return False
     key = folder_key(entry_cwd)
-    inside = key == wanted if isinstance(wanted, str) else key in wanted
-    return not inside and project_slug(key) == slug
+    if key in held:
+        return False
+    return not key or project_slug(key) == slug
+
+
+def holds_whole(folders: Folders, slug: str) -> bool:
+    """Whether the scope holds `slug` whole, so its files that name no folder (MAIN.md, its summaries,
+    IDENTITY.md, TRUST.md, linked.txt, an entry without a `cwd`) may be read: it holds all of the slug's
+    folders, or every one the slug is known to hold (`NO_FOLDER`)."""
+    held = _held(folders.get(slug))
+    return held is None or NO_FOLDER in held
+
+
+def _held(wanted: "str | tuple[str, ...] | None") -> tuple[str, ...] | None:
+    return (wanted,) if isinstance(wanted, str) else wanted or None
+
+
+def _marked(locs: Locations, folders: Folders, narrowed: Folders) -> Folders:
+    """`folders`, with `NO_FOLDER` added to each of the `narrowed` slugs that holds no folder of its own
+    (by its entries' `cwd` and its IDENTITY.md) outside the ones in scope."""
+    narrowed = {slug: held for slug, wanted in narrowed.items() if (held := _held(wanted)) and NO_FOLDER not in held}
+    if not narrowed:
+        return folders
+    from . import identity
+    from .. import wirejson
+
+    cache_path = os.path.join(locs.agent_path, FOLDERS_CACHE)
+    cached = (wirejson.read_cache(cache_path, 1) or {}).get("slugs")
+    cached = cached if isinstance(cached, dict) else {}
+    changed = False
+    named = identity.tree_identities(locs)
+    for slug, held in narrowed.items():
+        known, fresh = _bank_folders(locs, slug, cached.get(slug))
+        if fresh is not None:
+            cached[slug], changed = fresh, True
+        known |= {folder for folder in named.get(slug, {}) if folder}
+        if not {folder for folder in known if project_slug(folder) == slug} - set(held):
+            folders[slug] = tuple(sorted({NO_FOLDER, *held}))
+    if changed:
+        wirejson.write_cache(cache_path, 1, {"slugs": cached})
+    return folders
+
+
+def _bank_folders(locs: Locations, slug: str, cached: object) -> tuple[set[str], list | None]:
+    """The folders (`folder_key`) the entries of `slug` were banked in, and the cache's new record for the
+    slug when it changed (None: still right). The bank is read again only for names newer than the cached
+    newest, or whole when one at or before it came or went."""
+    bank = tree_folder(locs.memories_path, slug, "bank")
+    if bank is None:
+        return set(), None
+    try:
+        stamp = os.stat(bank).st_mtime_ns
+    except OSError:
+        return set(), None
+    valid = isinstance(cached, list) and len(cached) == 4 and isinstance(cached[3], list)
+    if valid and cached[0] == stamp:
+        return {str(folder) for folder in cached[3]}, None
+    try:
+        with os.scandir(bank) as it:
+            names = sorted(e.name for e in it if e.name.endswith(".md") and not e.name.startswith("."))
+    except OSError:
+        return set(), None
+    count, newest, known = (cached[1], str(cached[2]), {str(f) for f in cached[3]}) if valid else (-1, "", set())
+    if sum(1 for name in names if name <= newest) != count:
+        newest, known = "", set()
+    for name in names:
+        if name > newest:
+            key = folder_key(_head_cwd(os.path.join(bank, name)))
+            if key:
+                known.add(key)
+    return known, [stamp, len(names), names[-1] if names else "", sorted(known)]
+
+
+def _head_cwd(path: str) -> str:
+    """The `cwd` an entry's frontmatter names ("" for none), read from its head only."""
+    from .. import wirejson
+
+    head = read_regular_text(path, _HEAD_BYTES) or ""
+    lines = head.lstrip("\ufeff").split("\n")
+    if not lines or lines[0].strip() != "---":
+        return ""
+    for line in lines[1:]:
+        if line.strip() == "---":
+            break
+        if line.startswith("cwd:"):
+            value = line[4:].strip()
+            if value[:1] == '"':
+                try:
+                    loaded = wirejson.loads(value)
+                except ValueError:
+                    return ""
+                return loaded if isinstance(loaded, str) else ""
+            return value.strip("'")
+    return ""
 
 
 def scope_for(locs: Locations, cwd: str) -> list[str]:
