@@ -156,7 +156,7 @@ def test_two_folders_that_share_a_slug_never_see_each_others_entries(tmp_path: P
     assert "retries the payment webhook" in get(locs, theirs.name, cwd=THEIRS)
 
     class Args:
-        query, cwd, all, json, k, as_of = ["invoice", "export", "webhook"], MINE, False, True, 5, None
+        query, cwd, all, json, k, as_of, known_at = ["invoice", "export", "webhook"], MINE, False, True, 5, None, None
     import contextlib
     import io
 
