@@ -43,7 +43,7 @@ MAX_TEXTS = 256
 MAX_TEXT_CHARS = 8000  # far more than the model's 256 tokens: what is cut off would be truncated anyway
 MAX_CONNECTIONS = 32
 CLIENT_SECONDS = 2.0  # a hook's client sends at once and waits for milliseconds
-BATCH_TOKENS = 4096  # texts per model run × their longest: bounds the attention's memory
+BATCH_TOKENS = 2048  # texts per model run × their longest: bounds the attention's memory
 MAX_LOG_BYTES = 1 << 20
 
 

@@ -86,12 +86,14 @@ def build_venv(target: Path, source: Path) -> Environment:
             ) from None
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--quiet"]
     # --force-reinstall of the package alone: a reinstall from the same version must still refresh the code
-    for args in ([str(source)], ["--force-reinstall", "--no-deps", str(source)]):
+    # with the resident encoder's runtime (recall/encoder.py); its model ships inside the package
+    for args in ([f"{source}[encoder]"], ["--force-reinstall", "--no-deps", str(source)]):
         result = subprocess.run([*pip, *args], capture_output=True, text=True)
         if result.returncode != 0:
             raise EnvironmentFailed(
                 f"could not install the package into {target}:\n{result.stderr.strip()[-2000:]}",
-                "hint: pip needs to reach PyPI for pyyaml, python-frontmatter, filelock, orjson, bottle and tqdm; "
+                "hint: pip needs to reach PyPI for pyyaml, python-frontmatter, filelock, orjson, bottle, tqdm, "
+                "ahocorasick-rs, onnxruntime, numpy and tokenizers; "
                 "check the network or a proxy (PIP_INDEX_URL), then run again",
             )
     write_hook_launcher(target)
