@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -138,6 +139,24 @@ def test_two_folders_with_the_same_slug_do_not_take_each_others(locs) -> None:
     handoff.save(locs.agent_dir, "/work/a-b", "pi", "for a-b", {})
     assert handoff.take(locs.agent_dir, "/work/a/b", "pi") == ""
     assert handoff.take(locs.agent_dir, "/work/a-b", "pi") == "for a-b"
+
+
+def test_two_folders_with_the_same_slug_each_keep_their_own_waiting_handoff(locs, isolated_home: Path) -> None:
+    """`/work/a/b` and `/work/a-b` share a slug: a handoff made for one never replaces the other's."""
+    alice, bob = _claude_session(isolated_home, "/work/a/b"), _claude_session(isolated_home, "/work/a-b")
+    resume.prepare(locs, _session(alice.path), "codex")
+    resume.prepare(locs, _session(bob.path), "codex")
+    assert 'kind="handoff"' in _start("codex", "/work/a/b")
+    assert 'kind="handoff"' in _start("codex", "/work/a-b")
+
+
+def test_a_handoff_waiting_under_its_slug_alone_is_still_taken(locs) -> None:
+    """Made before the folder's checksum was in the file's name: taken once, by its own folder only."""
+    handoff.save(locs.agent_dir, CWD, "pi", "made before", {})
+    os.rename(handoff.handoff_path(locs.agent_dir, CWD, "pi"), handoff._slug_only_path(locs.agent_dir, CWD, "pi"))
+    assert handoff.take(locs.agent_dir, "/work/other", "pi") == ""
+    assert handoff.take(locs.agent_dir, CWD, "pi") == "made before"
+    assert handoff.take(locs.agent_dir, CWD, "pi") == ""
 
 
 def test_concurrent_takes_give_it_to_exactly_one(locs) -> None:

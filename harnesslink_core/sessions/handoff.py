@@ -1,7 +1,9 @@
 """One-shot handoffs (SPEC §10): a session's state, waiting for the next session start of a harness in a folder.
 
 `harnesslink resume SESSION --in HARNESS` (or `--fresh`) saves one handoff per
-(project folder, target harness) as `<agent dir>/handoffs/<project slug>--<harness>.json`;
+(project folder, target harness) as `<agent dir>/handoffs/<project slug>--<folder crc>--<harness>.json`
+(two folders can share a slug, `/code/my/app` and `/code/my-app`: the folder's checksum keeps their
+handoffs apart, so one never replaces the other's);
 the text is framed and budgeted when it is made (`handoff_build`). The next
 session-start hook of that harness in that folder takes it: the file is renamed
 away first, and only the process whose rename succeeds reads it, so two
@@ -27,6 +29,22 @@ RECORD_BYTES = 1024 * 1024
 
 
 def handoff_path(agent_dir: os.PathLike[str] | str, cwd: str, harness: str) -> str:
+    from ..store.scope import project_slug
+
+    folder = os.path.abspath(cwd)
+    return os.path.join(agent_dir, FOLDER, f"{project_slug(folder)}--{_checksum(_stored_cwd(folder)):08x}--{harness}.json")
+
+
+def _checksum(text: str) -> int:
+    """FNV-1a, 32 bits: tells apart the few folders that share a slug, without importing zlib on this path."""
+    value = 0x811C9DC5
+    for byte in text.encode("utf-8", "surrogatepass"):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def _slug_only_path(agent_dir: os.PathLike[str] | str, cwd: str, harness: str) -> str:
+    """Where a handoff made before the folder's checksum was in its name waits (taken, never written)."""
     from ..store.scope import project_slug
 
     return os.path.join(agent_dir, FOLDER, f"{project_slug(os.path.abspath(cwd))}--{harness}.json")
@@ -64,7 +82,14 @@ def take(agent_dir: os.PathLike[str] | str, cwd: str, harness: str, *, peek: boo
 
 
 def _take(agent_dir: os.PathLike[str] | str, cwd: str, harness: str, peek: bool, now: float) -> str:
-    path = handoff_path(agent_dir, cwd, harness)
+    for path in (handoff_path(agent_dir, cwd, harness), _slug_only_path(agent_dir, cwd, harness)):
+        text = _take_at(path, cwd, harness, peek, now)
+        if text:
+            return text
+    return ""
+
+
+def _take_at(path: str, cwd: str, harness: str, peek: bool, now: float) -> str:
     if peek:
         record = _load(path)
         return _text_for(record, cwd, harness, now) if record is not None else ""
