@@ -43,6 +43,7 @@ HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024
 SESSION_START_BUDGET = 1024 * 1024  # bytes of new transcript per harness read before the brief
+ENCODER_DEADLINE_MS = 30  # from asking: past it the hook answers by the words and the static vectors
 FIRST_INDEX_ENTRIES = 50  # a bank this small is indexed by the prompt that finds no index (see _first_index)
 
 
@@ -191,13 +192,18 @@ def prompt_context(ctx: Context) -> str:
     from .store.injected import Given
     from .store.trust import superseded_paths
 
+    encoding = _ask_encoder(ctx)  # answered while the index is read
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)
     superseded = superseded_paths(ctx.locs, projects)  # never pushed (a pull shows them, marked)
-    decision = _search(ctx, lambda conn: find_matches(conn, ctx.prompt, projects, words=words,
-                                                      session_id=ctx.session, already_injected=already,
-                                                      hidden=index_foreign_paths(conn, folders) | superseded),
-                       projects)
+    try:
+        decision = _search(ctx, lambda conn: find_matches(conn, ctx.prompt, projects, words=words,
+                                                          session_id=ctx.session, already_injected=already,
+                                                          hidden=index_foreign_paths(conn, folders) | superseded,
+                                                          encoding=encoding),
+                           projects)
+    finally:
+        _after_encoder(ctx, encoding)
     if decision is None:
         return ""
     ctx.notes.append(f"projects searched: {', '.join(projects) or '(none)'}")
@@ -218,6 +224,38 @@ def prompt_context(ctx: Context) -> str:
     if not ctx.defer:  # a hook process leaves it to its end (see process_main)
         given.close()
     return text
+
+
+def _ask_encoder(ctx: Context):
+    """The prompt's vector asked of the resident encoder now, read when the candidates want it, within
+    ENCODER_DEADLINE_MS of this moment (`encoder_client.Encoding`: it never raises, never waits longer)."""
+    from .recall.encoder_client import Encoding
+
+    return Encoding(ctx.locs, [ctx.prompt], ENCODER_DEADLINE_MS)
+
+
+def _after_encoder(ctx: Context, encoding) -> None:
+    """What the dry run says of the encoder; with none at the socket, one is started for the next prompt,
+    after this one's answer (`recall.encoded.starts_on_demand`)."""
+    if ctx.opts.dry_run:
+        encoding.vectors()  # whether it answers, even when no candidate needed it
+    encoding.close()
+    if encoding.took_ms is not None:
+        ctx.notes.append(f"encoder: answered in {encoding.took_ms:.1f} ms (deadline {ENCODER_DEADLINE_MS} ms)")
+    elif encoding.why:
+        ctx.notes.append(f"encoder: {encoding.why} (deadline {ENCODER_DEADLINE_MS} ms); judged by the words and "
+                         "the static vectors")
+    else:
+        ctx.notes.append("encoder: not waited for (no candidate has an encoder vector)")
+    if encoding.absent and not ctx.opts.dry_run:
+        ctx.after_answer(lambda: _start_encoder(ctx), "could not start the encoder")
+
+
+def _start_encoder(ctx: Context) -> None:
+    from .recall import encoded, encoder_client
+
+    if encoded.starts_on_demand(ctx.locs):
+        encoder_client.ensure_started(ctx.locs)
 
 
 def _search(ctx: Context, search, projects: list[str]):
@@ -507,12 +545,20 @@ def run(argv: list[str], stdin=None, *, defer: bool = False) -> HookRun:
             result.notes.append(f"unknown event {result.event!r}: nothing to do")
             return result
         ctx = Context(opts, payload, defer=defer)
+        if not opts.dry_run:
+            ctx.after_answer(lambda: _record_run(ctx), "could not record that the hook ran")
         try:
             result.context = HANDLERS[result.event](ctx) or ""
         finally:
             result.notes += ctx.notes
             result.deferred = ctx.deferred
     return result
+
+
+def _record_run(ctx: Context) -> None:
+    from .store import hook_runs
+
+    hook_runs.record(ctx.locs, ctx.harness, ctx.event, _now())
 
 
 def _event_from_payload(payload: dict) -> str | None:

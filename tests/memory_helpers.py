@@ -290,3 +290,21 @@ def measured(env: dict[str, str], *argv: str, lines: int | None = None) -> tuple
         raise RuntimeError(f"harnesslink {' '.join(argv)} failed: {err}")
     seconds, kilobytes = err.rsplit("MEASURED ", 1)[1].split()
     return float(seconds), int(kilobytes) // 1024, out
+
+
+def start_encoder(env: dict[str, str], idle_seconds: float = 120) -> subprocess.Popen:
+    """`harnesslink encoder serve` for this world, once it answers (the caller ends it: `end_encoder`)."""
+    from harnesslink_core.recall import encoder_client
+
+    server = subprocess.Popen([sys.executable, "-m", "harnesslink_core.main", "encoder", "serve", "--idle-seconds",
+                               str(idle_seconds)], env=env, cwd=env["HOME"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    ready = eventually(lambda: encoder_client.status(locations(env)) or server.poll() is not None, 30)
+    assert ready and server.poll() is None, "the encoder never came up"
+    return server
+
+
+def end_encoder(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        server.kill()
+    server.wait(10)

@@ -36,13 +36,14 @@ DECIDE = {"harnesslink_core.store", "harnesslink_core.store.scope", "harnesslink
 SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.errors", "harnesslink_core.recall.index", "harnesslink_core.recall.query", "harnesslink_core.recall.matches",
           "harnesslink_core.recall.candidates", "harnesslink_core.recall.decide",
           "harnesslink_core.recall.framing", "harnesslink_core.store.injected", "harnesslink_core.recall.fingerprint",
-          "harnesslink_core.store.trust", "math", "_blake2", "_functools"}
+          "harnesslink_core.store.trust", "math", "_blake2", "_functools",
+          "harnesslink_core.recall.encoder_client", "_socket", "harnesslink_core.recall.encoded"}  # asking the encoder
 BRIEF = {"harnesslink_core.recall.brief", "harnesslink_core.store.main_md", "harnesslink_core.sessions",
          "harnesslink_core.sessions.handoff"}
 
 # What the bookkeeping after the answer may add (the forked child of `hooks.process_main`): the history's
 # `given` records, which import neither `re` nor `json` (store/history.py)
-AFTER_ANSWER = {"harnesslink_core.store.history"}
+AFTER_ANSWER = {"harnesslink_core.store.history", "harnesslink_core.store.hook_runs"}  # and when it ran
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 

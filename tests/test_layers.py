@@ -98,7 +98,7 @@ def test_no_import_circles() -> None:
 LEAN = {"hooks", "log", "banking.background", "store.scope", "store.identity", "store.injected", "store.trust",
         "store.history",
         "control.exclusion",
-        "recall.index", "recall.encoder_client",
+        "recall.index", "recall.encoder_client", "recall.encoded",
         "recall.brief", "sessions.handoff",
         "wiring.claude_plugin"}  # the plugin's launcher, in front of every hook call the plugin makes
 PLAIN_STRINGS = re.compile(r"\.(?:home_path|agent_path|memories_path|index_path|ledger_path|log_path|encoder_path)\b")

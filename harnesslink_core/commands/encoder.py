@@ -53,3 +53,15 @@ def line(found: dict) -> str:
     older = "" if found.get("current") else ", another version: it exits when next asked"
     return (f"encoder: up ({found.get('model')}, stamp {found.get('stamp')}, RSS {rss} MB, pid {found.get('pid')}, "
             f"{found.get('requests')} requests{older})")
+
+
+def vectors_line(search: dict) -> str:
+    """How many entries have the encoder's vector (`harnesslink status`)."""
+    missing = search.get("without_encoder_vectors")
+    if search.get("entries") is None:
+        return "encoder vectors: no index yet"
+    if missing is None:
+        return ("encoder vectors: none yet (the background pass makes them while the encoder runs; "
+                "prompts are judged by the words and the static vectors)")
+    done = search["entries"] - missing
+    return f"encoder vectors: {done} of {search['entries']} entries" + (f", {missing} to go" if missing else "")

@@ -112,16 +112,18 @@ def collect(locs: Locations) -> dict[str, Any]:
 
 def search_index(locs: Locations) -> dict[str, Any]:
     """How many entries the search index holds, and how many of them have their meaning vector yet."""
-    from ..recall import index, query, vectors
+    from ..recall import encoded, index, query, vectors
 
     try:
         conn = index.connect(locs, create=False, busy_ms=1000)
     except index.IndexUnavailable as exc:
-        return {"entries": None, "without_vectors": None, "problem": str(exc)}
+        return {"entries": None, "without_vectors": None, "without_encoder_vectors": None, "problem": str(exc)}
     try:
-        return {"entries": query.count(conn), "without_vectors": vectors.pending(conn), "problem": None}
+        return {"entries": query.count(conn), "without_vectors": vectors.pending(conn),
+                "without_encoder_vectors": encoded.pending(conn) if encoded.any_made(conn) else None,
+                "problem": None}
     except index.sqlite3.Error as exc:
-        return {"entries": None, "without_vectors": None, "problem": str(exc)}
+        return {"entries": None, "without_vectors": None, "without_encoder_vectors": None, "problem": str(exc)}
     finally:
         conn.close()
 
@@ -152,6 +154,7 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         print(f"one project, the repository {repository} (IDENTITY.md): {', '.join(slugs)}")
     print(search_line(data["search"]))
     print(encoder.line(data["encoder"]))
+    print(encoder.vectors_line(data["search"]))
     print(f"memory: {data['agent_dir']}   (harnesslink status --help explains each column)")
     return 0
 

@@ -161,12 +161,13 @@ def _recount(conn, weighed: Weighed, capped: list[Term], projects: list[str], sh
 def gather(conn, terms: list[Term], projects: list[str], *, session_id: str | None = None,
            excluded: set[str] = frozenset(),  # type: ignore[assignment]
            given: set[str] = frozenset(),  # type: ignore[assignment]
-           limit: int = decide.MAX_MATCHES, prompt: str = "") -> Pool:
+           limit: int = decide.MAX_MATCHES, prompt: str = "", encoding=None) -> Pool:
     """The candidates for these terms within `projects` with their features, without the session's own
     entries and the `excluded` paths; `given`: what this session was given already; `limit`: how many
     the decision may take (fewer than that passing the floor among the newest entries: the older ones
     are searched too); `prompt`: its text, whose meaning the candidate the rules past the floor look at
-    is compared with."""
+    is compared with; `encoding`: the prompt's vector asked of the encoder, waited for only when a
+    candidate has an encoder vector to compare it with."""
     weighed = weigh(conn, terms, projects)
     pool = Pool([t.label for t in weighed.found], weighed.counts, weighed.idf, [t.label for t in weighed.absent])
     if not weighed.searched:
@@ -190,6 +191,8 @@ def gather(conn, terms: list[Term], projects: list[str], *, session_id: str | No
             and sum(1 for c in found if decide.floor(c, required, pool.absent) is None) < limit):
         found += window((None, split))
     pool.candidates = found
+    if found and encoding is not None:
+        _encoder_cosines(conn, found, encoding)
     if found and given:
         pool.given = SketchIndex(sketches(conn, given))
     return pool
@@ -222,6 +225,20 @@ def _features(conn, weighed: Weighed, hits: list[Hit], required: int, prompt: st
     finally:
         mem.close()
     return found
+
+
+def _encoder_cosines(conn, found: list[Candidate], encoding) -> None:
+    """Each candidate's cosine with the prompt by the encoder's vectors (`Candidate.encoded`), when the
+    encoder answered in time and the candidate has one (`encoded.fill` made it in the background)."""
+    from . import encoded
+
+    stored = encoded.vectors_of(conn, [c.hit.doc_id for c in found])
+    answer = encoding.vectors() if stored else None
+    if not answer:
+        return
+    for c in found:
+        if c.hit.doc_id in stored:
+            c.encoded = encoded.cosine(answer[0], stored[c.hit.doc_id])
 
 
 def _own_words(mem, candidate: Candidate, weighed: Weighed) -> None:

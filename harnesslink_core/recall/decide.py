@@ -73,7 +73,8 @@ class Candidate:
     evidence (the rules past the floor look at no other), None otherwise (and `similarity` None when
     either has no vector)."""
 
-    __slots__ = ("coverage", "hit", "own", "own_strong", "similarity", "strong", "term_words", "weight", "words")
+    __slots__ = ("coverage", "encoded", "hit", "own", "own_strong", "similarity", "strong", "term_words", "weight",
+                 "words")
 
     def __init__(self, hit: Hit, strong: set[str], term_words: dict[str, int], weight: float, coverage: float,
                  *, own: list[str] | None = None, own_strong: list[str] | None = None,
@@ -87,6 +88,7 @@ class Candidate:
         self.own = own
         self.own_strong = own_strong
         self.similarity = similarity
+        self.encoded: float | None = None  # the cosine by the encoder's vectors, when both have one
 
     def __repr__(self) -> str:
         return f"Candidate({self.hit.path!r}, score={self.hit.score:.2f}, matched={self.hit.matched})"
@@ -205,6 +207,10 @@ class Decision:
         where = f"title/prompt: {', '.join(strong) or '-'}; steps/result: {', '.join(weak) or '-'}"
         parts = [f"evidence {evidence(c):g}/{self.required} ({where})", f"coverage {int(c.coverage * 100)}%",
                  f"idf {c.weight:.2f}"]
+        if c.encoded is not None:
+            parts.append(f"encoder cosine {c.encoded:.2f}")
+        if c.similarity is not None:
+            parts.append(f"static cosine {c.similarity:.2f}")
         parts += self.notes.get(hit.doc_id, [])
         return "  — " + "; ".join(parts)
 

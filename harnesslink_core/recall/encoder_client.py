@@ -32,6 +32,7 @@ LOCK_NAME = "lock"
 HELD_NAME = "held"  # why the server is not to be started again for now (its config, its failure)
 RETRY_SECONDS = 600  # after a server that could not load its model, before another is spawned
 MAX_HEADER = 64 * 1024
+READ_GRACE = 0.001  # seconds to read an answer already there when the deadline has passed
 LONGEST_ADDRESS = 100  # sun_path holds 108 bytes: a longer path is reached through the folder's descriptor
 CODE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MANIFEST = os.path.join(CODE_ROOT, "harnesslink_core", "data", "encoder", "manifest.json")
@@ -58,17 +59,61 @@ def stamp_of(version: str) -> str:
 
 def encode(locs, texts: list[str], deadline_ms: float) -> list[list[float]] | None:
     """One L2-normalised vector of DIMS floats per text, or None if no answer came within `deadline_ms`."""
-    end = time.monotonic() + deadline_ms / 1000
-    try:
-        texts = [str(t) for t in texts]
-        size = len(texts) * DIMS * 4
-        answer = ask(locs, {"op": "encode", "texts": wirejson.without_lone_surrogates(texts)}, end, size)
-        if answer is None or answer[0].get("ok") is not True or answer[0].get("count") != len(texts):
-            return None
-        floats = memoryview(answer[1]).cast("f")
-        return [floats[i * DIMS:(i + 1) * DIMS].tolist() for i in range(len(texts))]
-    except Exception:  # noqa: BLE001 - whatever happens, the hook goes on without vectors
-        return None
+    return Encoding(locs, texts, deadline_ms).vectors()
+
+
+class Encoding:
+    """One encode request, sent at once and read when wanted (`vectors`), so that the asker works in
+    the meantime; the deadline runs from the send. Never raises; `why` says what went wrong, if anything."""
+
+    def __init__(self, locs, texts: list[str], deadline_ms: float) -> None:
+        self.started = time.monotonic()
+        self.end = self.started + deadline_ms / 1000
+        self.deadline_ms = deadline_ms
+        self.count = 0
+        self.why = ""
+        self.took_ms: float | None = None
+        self._vectors: list[list[float]] | None = None
+        self._sent: tuple | None = None
+        try:
+            texts = [str(t) for t in texts]
+            self.count = len(texts)
+            self._sent = send(locs, {"op": "encode", "texts": wirejson.without_lone_surrogates(texts)}, self.end)
+            if self._sent is None:
+                self.why = "no encoder at the socket"
+        except Exception:  # noqa: BLE001 - whatever happens, the asker goes on without vectors
+            self.why = "the request failed"
+
+    def vectors(self) -> list[list[float]] | None:
+        """The vectors, waiting at most until the deadline (once; later calls give the same)."""
+        if self._sent is None:
+            return self._vectors
+        sent, self._sent = self._sent, None
+        try:
+            # an answer that came in time is taken even when the asker reads it later (a moment to read it)
+            end = max(self.end, time.monotonic() + READ_GRACE)
+            answer = receive(*sent, end, self.count * DIMS * 4)
+            if answer is None or answer[0].get("ok") is not True or answer[0].get("count") != self.count:
+                self.why = (f"no answer within {self.deadline_ms:g} ms" if time.monotonic() >= end
+                            else "no usable answer (closed, refused, or another version)")
+                return None
+            floats = memoryview(answer[1]).cast("f")
+            self._vectors = [floats[i * DIMS:(i + 1) * DIMS].tolist() for i in range(self.count)]
+            self.took_ms = (time.monotonic() - self.started) * 1000
+        except Exception:  # noqa: BLE001
+            self.why = "a broken answer"
+        return self._vectors
+
+    @property
+    def absent(self) -> bool:
+        """No server took the request (none runs, a dead one's socket, something else at its place)."""
+        return self.why == "no encoder at the socket"
+
+    def close(self) -> None:
+        """Drop the request if its answer was never read."""
+        if self._sent is not None:
+            _close(*self._sent)
+            self._sent = None
 
 
 def status(locs, deadline_ms: float = 500) -> dict | None:
@@ -92,21 +137,32 @@ def _simple(locs, op: str, deadline_ms: float) -> dict | None:
 def ask(locs, request: dict, end: float, body_size: int, same_stamp: bool = True) -> tuple[dict, bytearray] | None:
     """Send `request`, read the answer's header and `body_size` bytes after it, all before `end`
     (time.monotonic); None for no answer, a bad one, or one stamped otherwise (with `same_stamp`)."""
+    sent = send(locs, request, end)
+    return None if sent is None else receive(*sent, end, body_size, same_stamp)
+
+
+def send(locs, request: dict, end: float) -> tuple | None:
+    """Connect and send `request` before `end`: what `receive` reads the answer from, or None (no
+    server, a full backlog, not a socket of ours, too late)."""
     payload = wirejson.dumps({**request, "stamp": stamp()}).encode("utf-8")
     address, folder_fd = socket_address(locs.encoder_path)
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
     try:
-        if not _ours(address):
-            return None
-        sock.setblocking(False)
-        try:
-            sock.connect(address)
-        except (BlockingIOError, InterruptedError):  # a full backlog: no queueing behind it
-            return None
-        except OSError:
-            return None
-        if not _send(sock, len(payload).to_bytes(4, "big") + payload, end):
-            return None
+        if _ours(address):
+            sock.setblocking(False)
+            sock.connect(address)  # never waits: a full backlog is a BlockingIOError, no queueing behind it
+            if _send(sock, len(payload).to_bytes(4, "big") + payload, end):
+                return sock, folder_fd
+    except OSError:
+        pass
+    _close(sock, folder_fd)
+    return None
+
+
+def receive(sock, folder_fd: int | None, end: float, body_size: int,
+            same_stamp: bool = True) -> tuple[dict, bytearray] | None:
+    """The answer to what `send` sent (see `ask`); the socket is closed after."""
+    try:
         head = _receive(sock, 4, end)
         size = int.from_bytes(head, "big") if head is not None else MAX_HEADER + 1
         header = _receive(sock, size, end) if size <= MAX_HEADER else None
@@ -122,9 +178,13 @@ def ask(locs, request: dict, end: float, body_size: int, same_stamp: bool = True
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     finally:
-        sock.close()
-        if folder_fd is not None:
-            os.close(folder_fd)
+        _close(sock, folder_fd)
+
+
+def _close(sock, folder_fd: int | None) -> None:
+    sock.close()
+    if folder_fd is not None:
+        os.close(folder_fd)
 
 
 def socket_address(folder: str) -> tuple[str, int | None]:

@@ -236,7 +236,7 @@ def fill_vectors(locs: Locations, *, progress=None) -> int:
     except IndexUnavailable:
         return 0
     try:
-        return _fill_vectors(conn, progress=progress)
+        return _fill_vectors(conn, progress=progress) + _fill_encoded(conn, locs, progress)
     finally:
         conn.close()
 
@@ -248,6 +248,17 @@ def _fill_vectors(conn: sqlite3.Connection, *, limit: int | None = None, progres
     try:
         return vectors.fill(conn, limit=limit, progress=progress, newest=newest)
     except sqlite3.OperationalError:  # busy: the next pass fills them
+        return 0
+
+
+def _fill_encoded(conn: sqlite3.Connection, locs: Locations, progress=None) -> int:
+    """The encoder's vectors for the entries that have none (the encoder started for it), in the
+    background only: a hook's answer never waits for the model."""
+    from . import encoded
+
+    try:
+        return encoded.fill(conn, locs, progress=progress)
+    except sqlite3.OperationalError:  # busy: the next background pass fills them
         return 0
 
 
@@ -504,6 +515,7 @@ def rebuild(locs: Locations, *, progress: Callable[[str, int, int], None] | None
         count = sync(conn, locs, None, force=True, indexed=indexed)
         conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
         _fill_vectors(conn, progress=made)
+        _fill_encoded(conn, locs, made and (lambda done, total: progress("encoder vectors", done, total)))
         return count
     finally:
         conn.close()

@@ -41,6 +41,7 @@ def find_matches(
     already_injected: set[str] = frozenset(),  # type: ignore[assignment]
     hidden: set[str] = frozenset(),  # type: ignore[assignment]  # entries out of scope (query.foreign_paths)
     limit: int = MAX_MATCHES,
+    encoding=None,  # the prompt's vector asked of the encoder (`encoder_client.Encoding`), if it was
 ) -> Decision:
     """What the prompt gets from the index within `projects`, and why (see the module docstring)."""
     words = prompt_words(prompt) if words is None else words
@@ -50,7 +51,7 @@ def find_matches(
     terms = prompt_terms(words, candidates.prompt_vocabulary(conn, words))
     pool = candidates.gather(conn, terms, projects, session_id=session_id,
                              excluded=already_injected | hidden if hidden else already_injected,
-                             given=already_injected, limit=limit, prompt=prompt)
+                             given=already_injected, limit=limit, prompt=prompt, encoding=encoding)
     return decide(pool, limit)
 
 

@@ -1,0 +1,287 @@
+"""The prompt hook and the resident encoder: the hook asks it within a deadline of its own and answers by the
+words and the static vectors whenever it is absent, late or broken; entry vectors are made by the encoder in
+the background (the drain pass, reindex), never inside a hook's answer, and `status` counts them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memory_helpers import SHOP, corpus_world, end_encoder, eventually, run_cli, run_hook, start_encoder
+
+from harnesslink_core.recall import encoder_client as client
+
+PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
+SLACK_S = 1.0  # what a hook may take past the no-encoder answer's time on a loaded machine (the deadline is 30 ms)
+
+
+@pytest.fixture
+def world(tmp_path):
+    from harnesslink_core.banking import background
+
+    env, locs = corpus_world(tmp_path)
+    background.mark_pass(locs)  # no hook starts a background pass (which would fill vectors) behind a test's back
+    return env, locs
+
+
+def ask(env, session: str, *extra: str) -> tuple[str, float]:
+    """The prompt hook's stdout for PROMPT in the shop, and how long the hook took."""
+    started = time.monotonic()
+    out = run_hook(env, "user-prompt-submit", "--harness", "claude-code", *extra,
+                   stdin=json.dumps({"session_id": session, "cwd": SHOP, "prompt": PROMPT}))
+    assert out.returncode == 0, out.stderr
+    return out.stdout.decode(), time.monotonic() - started
+
+
+def context_of(stdout: str) -> str:
+    return json.loads(stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def encoder_note(env, session: str = "s-dry") -> str:
+    report, _ = ask(env, session, "--dry-run")
+    return next((line for line in report.splitlines() if line.startswith("# encoder:")), "")
+
+
+class FakeEncoder:
+    """Something at the encoder's socket that takes connections and then `behave(conn)`s: never answers, dies
+    half-way through an answer, talks garbage. `requests`: how many requests it was sent."""
+
+    def __init__(self, locs, behave) -> None:
+        folder = Path(locs.encoder_path)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.path = str(folder / client.SOCKET_NAME)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.path)
+        self.listener.listen(16)
+        self.behave = behave
+        self.requests = 0
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            conn.settimeout(5)
+            try:
+                if conn.recv(4):
+                    self.requests += 1
+                self.behave(conn)
+            except OSError:
+                pass
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.fixture
+def baseline(world):
+    """The hook's answer with nothing at the encoder's socket: the words and the static vectors, as before."""
+    env, _ = world
+    stdout, seconds = ask(env, "s-base")
+    assert "login test fails" in context_of(stdout)
+    return stdout.replace("s-base", ""), seconds
+
+
+def same_answer(env, baseline, session: str) -> float:
+    stdout, seconds = ask(env, session)
+    assert stdout.replace(session, "") == baseline[0]
+    assert seconds < baseline[1] + SLACK_S
+    return seconds
+
+
+def test_an_encoder_that_never_answers_costs_the_hook_its_deadline_only(world, baseline):
+    env, locs = world
+    hung = FakeEncoder(locs, lambda conn: time.sleep(3))
+    try:
+        same_answer(env, baseline, "s-hung")
+        assert hung.requests >= 1  # it was asked, and not waited for
+        assert "no answer within 30 ms" in encoder_note(env)
+    finally:
+        hung.close()
+
+
+def test_an_encoder_killed_mid_answer_leaves_the_answer_as_it_was(world, baseline):
+    env, locs = world
+
+    def die_half_way(conn: socket.socket) -> None:
+        conn.recv(65536)
+        conn.sendall(b"\x00\x00")  # half of the header's length, then gone
+        conn.close()
+
+    dying = FakeEncoder(locs, die_half_way)
+    try:
+        same_answer(env, baseline, "s-dying")
+        assert dying.requests >= 1
+        assert "no usable answer" in encoder_note(env)
+    finally:
+        dying.close()
+
+
+def test_a_real_encoder_killed_while_the_hook_waits_on_it(world, baseline):
+    env, _ = world
+    server = start_encoder(env)
+    try:
+        server.send_signal(signal.SIGSTOP)  # it takes the connection into its backlog but never reads it
+        hook = subprocess.Popen([sys.executable, "-m", "harnesslink_core.hooks", "user-prompt-submit", "--harness",
+                                 "claude-code"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=env["HOME"])
+        started = time.monotonic()
+        hook.stdin.write(json.dumps({"session_id": "s-killed", "cwd": SHOP, "prompt": PROMPT}).encode())
+        hook.stdin.close()
+        time.sleep(0.02)
+        server.send_signal(signal.SIGKILL)
+        stdout = hook.stdout.read().decode()
+        assert hook.wait(10) == 0
+        assert time.monotonic() - started < baseline[1] + SLACK_S
+        assert stdout.replace("s-killed", "") == baseline[0]
+        assert "no encoder at the socket" in encoder_note(env)  # a dead server's socket refuses at once
+    finally:
+        end_encoder(server)
+
+
+def test_a_full_backlog_is_not_waited_behind(world, baseline):
+    env, locs = world
+    folder = Path(locs.encoder_path)
+    folder.mkdir(mode=0o700, parents=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(folder / client.SOCKET_NAME))
+    listener.listen(0)  # never accepts
+    queued = []
+    try:
+        while True:  # fill the backlog until a connect would block
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.setblocking(False)
+            try:
+                s.connect(str(folder / client.SOCKET_NAME))
+            except BlockingIOError:
+                s.close()
+                break
+            queued.append(s)
+        same_answer(env, baseline, "s-backlog")
+        assert "no encoder at the socket" in encoder_note(env)
+    finally:
+        for s in queued:
+            s.close()
+        listener.close()
+
+
+@pytest.mark.parametrize("garbage", [b"\xff" * 4096, b"\x00\x00\x00\x05{\"ok\"", b'\x00\x00\x00\x02{}'])
+def test_garbage_at_the_socket_leaves_the_answer_as_it_was(world, baseline, garbage):
+    env, locs = world
+    talker = FakeEncoder(locs, lambda conn: conn.sendall(garbage))
+    try:
+        same_answer(env, baseline, "s-garbage")
+        assert talker.requests >= 1
+        assert "encoder:" in encoder_note(env) and "answered" not in encoder_note(env)
+    finally:
+        talker.close()
+
+
+def test_a_file_of_garbage_as_the_socket_is_no_encoder(world, baseline):
+    env, locs = world
+    folder = Path(locs.encoder_path)
+    folder.mkdir(mode=0o700, parents=True)
+    (folder / client.SOCKET_NAME).write_bytes(os.urandom(8192))
+    same_answer(env, baseline, "s-file")
+    assert "no encoder at the socket" in encoder_note(env)
+
+
+# entry vectors, made in the background
+
+
+def encoded_rows(locs) -> int:
+    conn = sqlite3.connect(locs.index_path)
+    try:
+        return conn.execute("SELECT count(*) FROM encoded").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        conn.close()
+
+
+def entries(locs) -> int:
+    conn = sqlite3.connect(locs.index_path)
+    try:
+        return conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def status_line(env) -> str:
+    out = run_cli(env, "status")
+    assert out.returncode == 0, out.stderr
+    return next(line for line in out.stdout.splitlines() if line.startswith("encoder vectors:"))
+
+
+def test_the_drain_pass_fills_entry_vectors_and_status_counts_them(world):
+    env, locs = world
+    assert status_line(env).startswith("encoder vectors: none yet")
+    server = start_encoder(env)
+    try:
+        ask(env, "s-hook")  # a hook's answer never encodes entries
+        assert encoded_rows(locs) == 0
+        out = run_cli(env, "autobank", "--drain", "--quiet")
+        assert out.returncode == 0, out.stderr
+        total = entries(locs)
+        assert total > 5 and encoded_rows(locs) == total
+        assert status_line(env) == f"encoder vectors: {total} of {total} entries"
+        report, _ = ask(env, "s-dry", "--dry-run")
+        assert "# encoder: answered in" in report
+        assert "encoder cosine" in report  # each candidate's cosine, by the encoder's vectors
+    finally:
+        end_encoder(server)
+
+
+def test_vectors_of_another_model_are_made_again_and_a_rebuild_keeps_current_ones(world):
+    env, locs = world
+    server = start_encoder(env)
+    try:
+        assert run_cli(env, "reindex").returncode == 0
+        total = entries(locs)
+        assert encoded_rows(locs) == total
+        conn = sqlite3.connect(locs.index_path)
+        with conn:
+            conn.execute("UPDATE meta SET value = 'another-model' WHERE key = 'encoder_model'")
+            conn.execute("UPDATE encoded SET vec = zeroblob(384)")
+        conn.close()
+        assert status_line(env).startswith("encoder vectors: none yet")
+        assert run_cli(env, "autobank", "--drain", "--quiet").returncode == 0
+        assert status_line(env) == f"encoder vectors: {total} of {total} entries"
+        conn = sqlite3.connect(locs.index_path)
+        assert conn.execute("SELECT count(*) FROM encoded WHERE vec = zeroblob(384)").fetchone()[0] == 0
+        conn.close()
+    finally:
+        end_encoder(server)
+
+
+def test_an_index_without_any_vectors_still_answers_with_the_encoder_up(world, baseline):
+    env, locs = world
+    conn = sqlite3.connect(locs.index_path)
+    with conn:
+        conn.execute("DROP TABLE IF EXISTS meaning")
+        conn.execute("DROP TABLE IF EXISTS meaning_packs")
+        conn.execute("DROP TABLE IF EXISTS encoded")
+    conn.close()
+    server = start_encoder(env)
+    try:
+        stdout, _ = ask(env, "s-novectors")
+        assert "login test fails" in context_of(stdout)
+        assert "not waited for" in encoder_note(env) or "answered" in encoder_note(env)
+    finally:
+        end_encoder(server)
