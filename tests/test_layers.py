@@ -96,11 +96,11 @@ def test_no_import_circles() -> None:
 
 # the modules on the hooks' lean path (tests/test_hot_path.py), which read Locations' plain strings
 LEAN = {"hooks", "log", "banking.background", "store.scope", "store.identity", "store.injected", "store.trust",
-        "store.history",
+        "store.history", "store.hook_runs",
         "control.exclusion",
         "recall.index", "recall.encoder_client", "recall.encoded",
         "recall.brief", "sessions.handoff",
-        "wiring.claude_plugin"}  # the plugin's launcher, in front of every hook call the plugin makes
+        "wiring.claude_plugin", "wiring.codex_plugin"}  # the plugins' launchers, in front of every hook call
 PLAIN_STRINGS = re.compile(r"\.(?:home_path|agent_path|memories_path|index_path|ledger_path|log_path|encoder_path)\b")
 
 

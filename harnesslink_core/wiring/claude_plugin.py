@@ -27,6 +27,7 @@ from ..paths import Locations, locations
 
 TYPE_CHECKING = False  # a hook call imports neither typing nor pathlib, re, json or subprocess when it can help it
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 HARNESS = "claude-code"
@@ -35,9 +36,12 @@ STAMP = "harnesslink-plugin.stamp"
 
 
 class Plugin:
-    def __init__(self, root: str, data: str) -> None:
+    def __init__(self, root: str, data: str, harness: str = HARNESS, words: tuple[str, ...] = ()) -> None:
         self.root = root  # $CLAUDE_PLUGIN_ROOT: the plugin folder (package, pyproject.toml)
         self.data = data  # $CLAUDE_PLUGIN_DATA: ours until the plugin is uninstalled
+        self.harness = harness
+        self.words = words  # what launch.py is told before the call itself ("codex" for Codex's plugin)
+        self.source = root  # what pip builds the venv from (Codex copies the plugin without the package)
         self.venv = os.path.join(data, "venv")
         self.log = os.path.join(data, "setup.log")
         self.lock = os.path.join(data, "setup.lock")
@@ -67,23 +71,32 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     if not root or not data:
         _say("HarnessLink plugin: CLAUDE_PLUGIN_ROOT or CLAUDE_PLUGIN_DATA is not set; Claude Code runs this, not you")
         return 0
-    plugin = Plugin(root, data)
+    return dispatch(Plugin(root, data), words, env, install_py_hooks_present, install_py_server_present)
+
+
+def dispatch(plugin: Plugin, words: list[str], env: dict[str, str],
+             hooks_wired: Callable[[Locations], bool], server_wired: Callable[[Locations], bool]) -> int:
+    """One call of the launcher; `hooks_wired` and `server_wired` say whether install.py wired this harness."""
     locs = locations(env)
     if words[:1] == ["setup"]:
         return setup(plugin, env)
     if words[:1] == ["first-run"]:
         return first_run(plugin, locs, env)
     if words[:1] == ["mcp"]:
-        return serve_tools(plugin, locs, env)
+        if server_wired(locs):
+            _say(f"HarnessLink plugin: install.py's memory server serves the tools for {plugin.harness}; "
+                 "the plugin's server steps aside")
+            return 0
+        return serve_tools(plugin, env)
     if words[:1] == ["hook"] and len(words) > 1:
-        return run_hook(plugin, locs, words[1], env)
+        if hooks_wired(locs):
+            return 0  # install.py's hooks answer this event; the plugin steps aside
+        return run_hook(plugin, words[1], env)
     _say(f"HarnessLink plugin: unknown call {words!r} (expected: hook <event>, mcp, setup)")
     return 0
 
 
-def run_hook(plugin: Plugin, locs: Locations, event: str, env: dict[str, str]) -> int:
-    if install_py_hooks_present(locs):
-        return 0  # install.py's hooks answer this event; the plugin steps aside
+def run_hook(plugin: Plugin, event: str, env: dict[str, str]) -> int:
     if not _ready(plugin, env, WAIT.get(event, 0.0)):
         _say(f"HarnessLink: first run, making the private environment in {plugin.venv} in the background "
              f"(progress in {plugin.log}); memory starts once it is ready")
@@ -93,21 +106,17 @@ def run_hook(plugin: Plugin, locs: Locations, event: str, env: dict[str, str]) -
             print(json.dumps({"systemMessage": f"HarnessLink is setting up its environment ({plugin.log})"}))
         return 0
     exe = plugin.exe("context-hook")
-    os.execv(exe, [exe, event, "--harness", HARNESS])
+    os.execv(exe, [exe, event, "--harness", plugin.harness])
     return 0  # not reached
 
 
-def serve_tools(plugin: Plugin, locs: Locations, env: dict[str, str]) -> int:
-    if install_py_server_present(locs):
-        _say("HarnessLink plugin: install.py's memory server (mcpServers.harnesslink in ~/.claude.json) serves "
-             "the tools here; the plugin's server steps aside")
-        return 0
+def serve_tools(plugin: Plugin, env: dict[str, str]) -> int:
     if not _ready(plugin, env, WAIT["mcp"]):
         _say(f"HarnessLink: the private environment {plugin.venv} is not ready yet (progress in {plugin.log}); "
              "the memory tools come with the next session")
         return 1
     exe = plugin.exe("harnesslink")
-    os.execv(exe, [exe, "mcp", "--harness", HARNESS])
+    os.execv(exe, [exe, "mcp", "--harness", plugin.harness])
     return 0  # not reached
 
 
@@ -115,8 +124,13 @@ def install_py_hooks_present(locs: Locations) -> bool:
     """Whether Claude Code's settings.json holds hooks install.py wrote (found by their signature)."""
     # harnesses.claude_code.home, spelled out: that module needs the venv's dependencies
     folder = locs.env_folder("CLAUDE_CONFIG_DIR", os.path.join(locs.home_path, ".claude"))
+    return holds_our_hooks(os.path.join(folder, "settings.json"), HARNESS)
+
+
+def holds_our_hooks(path: str, harness: str) -> bool:
+    """Whether the hooks JSON file at `path` holds hooks install.py wrote for `harness` (by their signature)."""
     try:
-        with open(os.path.join(folder, "settings.json"), encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError):
         return False
@@ -134,7 +148,7 @@ def install_py_hooks_present(locs: Locations) -> bool:
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
     if not isinstance(hooks, dict) or not all(isinstance(groups, list) for groups in hooks.values()):
         return False  # not a shape install.py writes (nor one Claude Code reads)
-    return unmerge(settings, lambda command: is_ours(command, HARNESS))[1]  # "there were hooks of ours to take out"
+    return unmerge(settings, lambda command: is_ours(command, harness))[1]  # "there were hooks of ours to take out"
 
 
 def install_py_server_present(locs: Locations) -> bool:
@@ -173,7 +187,8 @@ def start_setup(plugin: Plugin, env: dict[str, str]) -> None:
 
     os.makedirs(plugin.data, exist_ok=True)
     with open(plugin.log, "ab") as log:
-        subprocess.Popen([sys.executable, "-I", os.path.join(plugin.root, "launch.py"), "setup"], stdin=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-I", os.path.join(plugin.root, "launch.py"), *plugin.words, "setup"],
+                         stdin=subprocess.DEVNULL,
                          stdout=log, stderr=log, env=env, cwd=plugin.data,
                          start_new_session=True)  # detached: the hook returns, the setup goes on
 
@@ -213,13 +228,14 @@ def setup(plugin: Plugin, env: dict[str, str]) -> int:
         print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} HarnessLink plugin {__version__}: making {plugin.venv} "
               f"from {plugin.root}", flush=True)
         try:
-            with environment.package_source(Path(plugin.root)) as source:
+            with environment.package_source(Path(plugin.source)) as source:
                 built = environment.build_venv(Path(plugin.venv), source)
         except EnvironmentFailed as e:
             print(f"failed: {e}\n{e.hint}", flush=True)
             return 1
         if first:
-            finished = subprocess.run([str(built.python), "-I", os.path.join(plugin.root, "launch.py"), "first-run"],
+            launcher = [os.path.join(plugin.root, "launch.py"), *plugin.words, "first-run"]
+            finished = subprocess.run([str(built.python), "-I", *launcher],
                                       env=env, capture_output=True, text=True)
             print(finished.stdout + finished.stderr, end="", flush=True)
         Path(plugin.venv, STAMP).write_text(plugin.stamp(), encoding="utf-8")
@@ -234,7 +250,7 @@ def first_run(plugin: Plugin, locs: Locations, env: dict[str, str]) -> int:
     from . import environment, installer
 
     built = environment.Environment(Path(plugin.venv), Path(plugin.exe("python")))
-    print(installer.turn_on_autobank(built, [HARNESS], env), flush=True)
+    print(installer.turn_on_autobank(built, [plugin.harness], env), flush=True)
     print(installer.start_backfill(locs, built, env), flush=True)
     return 0
 
