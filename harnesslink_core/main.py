@@ -39,6 +39,7 @@ VERBS = {
     "history": "history",
     "review": "review",
     "encoder": "encoder",
+    "doctor": "doctor",
 }
 
 

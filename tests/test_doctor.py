@@ -1,0 +1,93 @@
+"""`harnesslink doctor`, through the CLI's main(): each state says what is wrong and the one command that fixes
+it, and the exit code says whether something needs the user."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harnesslink_core import __version__
+from harnesslink_core.main import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def doctor(capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:
+    code = main(["doctor", "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def problems(report: dict) -> list[dict]:
+    return [c for checks in [*report["harnesses"].values(), report["general"]] for c in checks if not c["ok"]]
+
+
+def codex_plugin_installed(home: Path) -> None:
+    codex = home / ".codex"
+    (codex / "plugins" / "cache" / "harnesslink" / "harnesslink" / __version__).mkdir(parents=True)
+    (codex / "config.toml").write_text('[plugins."harnesslink@harnesslink"]\nenabled = true\n')
+
+
+def test_nothing_wired_is_all_well(locs, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    code, report = doctor(capsys)
+    assert code == 0 and report["ok"] and report["harnesses"] == {}, report
+
+
+def test_a_plugin_whose_hooks_never_ran_names_the_trust_step(locs, isolated_home, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    codex_plugin_installed(isolated_home)
+    code, report = doctor(capsys)
+    assert code == 1
+    [plugin] = [c for c in report["harnesses"]["codex"] if c["name"] == "plugin"]
+    assert __version__ in plugin["detail"]
+    silent = {c["name"]: c["fix"] for c in problems(report)}
+    assert "/hooks" in silent["hook user-prompt-submit"] and "/hooks" in silent["hook session-start"]
+
+
+def test_hooks_that_ran_are_dated_by_their_own_record(locs, isolated_home, capsys, monkeypatch) -> None:
+    codex_plugin_installed(isolated_home)
+    for event in ("session-start", "user-prompt-submit"):
+        done = subprocess.run([sys.executable, "-m", "harnesslink_core.hooks", event, "--harness", "codex"],
+                              input="{}", capture_output=True, text=True, timeout=60, cwd=isolated_home,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert done.returncode == 0 and done.stdout.startswith("{")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    for _ in range(100):  # the record is written after the answer, by a detached process
+        code, report = doctor(capsys)
+        if code == 0:
+            break
+        import time
+
+        time.sleep(0.1)
+    assert code == 0, problems(report)
+    ran = {c["name"]: c["detail"] for c in report["harnesses"]["codex"]}
+    assert __version__ in ran["hook user-prompt-submit"] and "ran " in ran["hook session-start"]
+
+
+def test_a_venv_older_than_the_package_says_run_install(locs, capsys) -> None:
+    venv = locs.agent_dir / "venv"
+    (venv / "lib" / "python3.11" / "site-packages" / "harnesslink_hooks-0.0.1.dist-info").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    code, report = doctor(capsys)
+    [check] = [c for c in problems(report) if c["name"] == "private venv"]
+    assert code == 1 and "0.0.1" in check["detail"] and "install.py" in check["fix"]
+
+
+def test_a_broken_index_says_reindex(locs, capsys) -> None:
+    locs.agent_dir.mkdir(parents=True, exist_ok=True)
+    locs.index_file.write_bytes(b"SQLite format 3\x00" + os.urandom(4096))
+    code, report = doctor(capsys)
+    [check] = [c for c in problems(report) if c["name"] == "index"]
+    assert code == 1 and check["fix"] == "harnesslink reindex"
+
+
+def test_a_codex_plugin_venv_left_after_remove_is_named(locs, capsys) -> None:
+    (locs.agent_dir / "codex-plugin" / "venv").mkdir(parents=True)
+    code, report = doctor(capsys)
+    [check] = [c for c in problems(report) if c["name"] == "codex plugin venv"]
+    assert code == 1 and check["fix"].startswith("rm -rf")
