@@ -26,7 +26,7 @@ from harnesslink_core.control import detect  # noqa: E402
 from harnesslink_core.model import Action, Turn  # noqa: E402
 from harnesslink_core.paths import locations  # noqa: E402
 from harnesslink_core.recall import index  # noqa: E402
-from harnesslink_core.store import bank, trust  # noqa: E402
+from harnesslink_core.store import bank, durable, trust  # noqa: E402
 
 DEFAULT = Path(__file__).with_name("supersession_pairs.json")
 
@@ -49,7 +49,7 @@ def measure(data: dict, home: Path) -> dict:
     paths: dict[str, Path] = {}
     for item in data["entries"]:
         turn = turn_of(item)
-        path = bank.write(locs.memories / bank.project_slug(turn.cwd) / "bank", bank.render(turn))
+        path = durable.write(locs.memories / bank.project_slug(turn.cwd) / "bank", bank.render(turn))
         by_id[item["id"]] = f"{path.parent.parent.name}/bank/{path.name}"
         paths[item["id"]] = path
     index.rebuild(locs)

@@ -33,6 +33,15 @@ class IndexBehind(Exception):
     """More changed entries than the caller is willing to index inline (a signal, not a failure)."""
 
 
+class PassBusy(HarnessLinkError):
+    """Another writer kept the pass lock past the wait (`store.lock.holding`)."""
+
+
+class LockLost(Exception):
+    """An autobank pass could not take its lock back to commit what it read: it is read again next pass
+    (a signal inside the pass, never shown)."""
+
+
 class ForgetError(HarnessLinkError):
     """A forget request that cannot be carried out."""
 
@@ -85,6 +94,8 @@ def describe(exc: BaseException, locs: Locations) -> str:
 def _describe(exc: BaseException, locs: Locations) -> str:
     import sqlite3
 
+    from .fastsqlite import NotARegularFile
+
     if isinstance(exc, HarnessLinkError):
         return str(exc)
     if isinstance(exc, _lock_timeout()):
@@ -93,6 +104,8 @@ def _describe(exc: BaseException, locs: Locations) -> str:
         what = _os_words().get(exc.errno or 0) or exc.strerror or str(exc)
         where = exc.filename or locs.agent_dir
         return f"{what}: {where}"
+    if isinstance(exc, NotARegularFile):
+        return str(exc)
     if isinstance(exc, sqlite3.Error):
         return _database(exc, locs)
     return f"unexpected {type(exc).__name__}: {exc} (details in {locs.log_file})"
@@ -137,11 +150,13 @@ def _damaged_db(locs: Locations):
     import os
     import sqlite3
 
+    from .fastsqlite import connect
+
     for path in (locs.ledger_file, locs.index_file):
         if not os.path.exists(path):
             continue
         try:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+            db = connect(str(path), read_only=True, timeout=0.2)
             try:
                 ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
             finally:

@@ -342,11 +342,8 @@ def _find_entry(session: Session, wanted: str) -> str:
 
 
 def memory_bank(args: dict, session: Session) -> str:
-    from . import clock
     from .redact import redact
-    from .store import bank, projectfiles
-    from .store.ledger import tombstones
-    from .store.scope import project_slug
+    from .store.lock import holding
 
     raw = _text(args, "text", required=True)
     text = redact(raw.strip())
@@ -355,33 +352,44 @@ def memory_bank(args: dict, session: Session) -> str:
                         "it as several learnings")
     tags = _tags(args)
     wanted = _ids(args, "supersedes", SUPERSEDES_MAX, required=False)
+    with holding(session.locs, PASS_LOCK_WAIT, busy=ToolError):
+        return _record_learning(session, text, _text(args, "title"), tags, wanted,
+                                " Secrets in it were redacted." if text != raw.strip() else "")
+
+
+def _record_learning(session: Session, text: str, title: str, tags: list[str], wanted: list[str],
+                     redacted: str) -> str:
+    """Under the pass lock: the learning recorded unless this project holds it already, what it supersedes
+    marked, and the words that say what was done."""
+    from . import clock
+    from .store import bank, projectfiles
+    from .store.ledger import tombstones
+    from .store.scope import project_slug
+
     slug = project_slug(session.cwd)
     folder = session.locs.memories / slug
-    with _pass_lock(session.locs):
-        now = clock.now()
-        older = _older_entries(session, wanted)
-        entry = bank.render_learning(text, title=_text(args, "title"), tags=tags, at=now, cwd=session.cwd,
-                                     session_id=session.session_id, harness=session.harness, source=session.source)
-        forgotten = tombstones(session.locs)
-        if forgotten.covers(slug, "", entry.turn_key):
-            raise ToolError("this text was forgotten in this project (harnesslink forget) and is not recorded again")
-        existing = bank.find_learning(folder / "bank", entry.turn_key)
-        if existing:
-            _check_newer(older, _resolve(session, f"{slug}/bank/{existing.name}").ts)
-            superseded = _supersede(session, older, f"{slug}/bank/{existing.name}")
-            return (f"Already recorded: the same text is in this project's memory as {slug}/bank/{existing.name}. "
-                    f"Nothing new written.{superseded}")
-        _check_newer(older, now)
-        path = _bank_learning(session.locs, slug, entry, now)
-        _record_in_history(session, path, entry)
-        superseded = _supersede(session, older, f"{slug}/bank/{path.name}")
-        indexed = _index_now(session.locs, slug)
-        try:
-            projectfiles.rebuild_main(folder, forgotten)
-        except OSError:
-            pass  # the next autobank pass rebuilds it
+    now = clock.now()
+    older = _older_entries(session, wanted)
+    entry = bank.render_learning(text, title=title, tags=tags, at=now, cwd=session.cwd,
+                                 session_id=session.session_id, harness=session.harness, source=session.source)
+    forgotten = tombstones(session.locs)
+    if forgotten.covers(slug, "", entry.turn_key):
+        raise ToolError("this text was forgotten in this project (harnesslink forget) and is not recorded again")
+    existing = bank.find_learning(folder / "bank", entry.turn_key)
+    if existing:
+        _check_newer(older, _resolve(session, f"{slug}/bank/{existing.name}").ts)
+        superseded = _supersede(session, older, f"{slug}/bank/{existing.name}")
+        return (f"Already recorded: the same text is in this project's memory as {slug}/bank/{existing.name}. "
+                f"Nothing new written.{superseded}")
+    _check_newer(older, now)
+    path = _bank_learning(session, entry, now)
+    superseded = _supersede(session, older, f"{slug}/bank/{path.name}")
+    indexed = _index_now(session.locs, slug)
+    try:
+        projectfiles.rebuild_main(folder, forgotten)
+    except OSError:
+        pass  # the next autobank pass rebuilds it
     note = "" if indexed else " (the search index is busy: it will find it after the next pass)"
-    redacted = " Secrets in it were redacted." if text != raw.strip() else ""
     return f"Recorded in this project's memory as {slug}/bank/{path.name}.{redacted}{superseded}{note}"
 
 
@@ -425,46 +433,33 @@ def _supersede(session: Session, older: list, new_rel: str) -> str:
             f"{'it' if len(older) == 1 else 'them'}.")
 
 
-def _bank_learning(locs: Locations, slug: str, entry: Entry, now: float) -> Path:
-    """Reserve the learning's turn_key, write its entry, mark it banked: the pass's three steps (SPEC §5)."""
+def _bank_learning(session: Session, entry: Entry, now: float) -> Path:
+    """The learning committed as the pass commits a turn (`store.commit`), with its `recorded` history."""
     import sqlite3
 
     from .store import bank
+    from .store.commit import ToCommit, commit_entries
     from .store.ledger import open_ledger, owner_id
 
     try:
-        ledger = open_ledger(locs)
+        ledger = open_ledger(session.locs)
     except sqlite3.Error as exc:
         raise ToolError(f"the memory ledger cannot be opened right now ({exc}); try again shortly") from None
+    learning = ToCommit("bank", entry.turn_key, bank.LEARNING_ORIGIN, entry=entry, ended=now, cwd=session.cwd,
+                        event="recorded", actor=session.source, session=session.session_id,
+                        detail=str((entry.meta or {}).get("title") or ""))
     try:
-        try:
-            # no other writer runs under the pass lock, so a reservation that is not "ok" (the entry
-            # was deleted by hand, or an earlier call died before writing it) does not stop this one
-            ledger.reserve(entry.turn_key, bank.LEARNING_ORIGIN, None, owner_id(), now)
-        except sqlite3.Error as exc:
-            raise ToolError(f"the memory ledger is busy ({exc}); try again shortly") from None
-        try:
-            path = bank.write(locs.memories / slug / "bank", entry)
-        except OSError as exc:
-            raise ToolError(f"could not write the entry: {exc.strerror or exc}") from None
-        try:
-            ledger.finish(entry.turn_key, "banked", entry=str(path), project=slug, ended=now)
-        except sqlite3.Error:
-            pass  # the entry is written, and find_learning knows it by its turn_key
-        return path
+        # no other writer runs under the pass lock, and the bank knows a learning by its turn_key: a
+        # reservation that is not "ok" (the entry deleted by hand, an earlier call that died) stops nothing
+        done = commit_entries(session.locs, ledger, [learning], owner=owner_id(), now=now, ledger_decides=False)
+    except sqlite3.Error as exc:
+        raise ToolError(f"the memory ledger is busy ({exc}); try again shortly") from None
     finally:
         ledger.close()
-
-
-def _record_in_history(session: Session, path: Path, entry: Entry) -> None:
-    from .store import history
-
-    title = str((entry.meta or {}).get("title") or "")
-    try:
-        history.append(session.locs, [history.event("recorded", session.source, entry=history.entry_id(path),
-                                                    session=session.session_id, detail=title)])
-    except OSError:
-        pass  # the learning is recorded; only its history line is missing
+    if done.failed:
+        exc = done.failed[0][1]
+        raise ToolError(f"could not write the entry: {exc.strerror or exc}") from None
+    return done.written[0][1]  # its history line may be missing (done.history_error): the learning is recorded
 
 
 def _index_now(locs: Locations, slug: str) -> bool:
@@ -534,24 +529,3 @@ class _index_errors:
             raise ToolError(f"the memory index cannot be opened right now ({exc}); try again shortly") from None
         if isinstance(exc, sqlite3.OperationalError):
             raise ToolError(f"the memory index is busy ({exc}); try again shortly") from exc
-
-
-class _pass_lock:
-    """The pass lock (`locs.pass_lock`), which every writer of the bank holds; ToolError if a pass keeps it too long."""
-
-    def __init__(self, locs: Locations) -> None:
-        from filelock import FileLock
-
-        locs.agent_dir.mkdir(parents=True, exist_ok=True)
-        self.lock = FileLock(str(locs.pass_lock))
-
-    def __enter__(self) -> None:
-        from filelock import Timeout
-
-        try:
-            self.lock.acquire(timeout=PASS_LOCK_WAIT)
-        except Timeout:
-            raise ToolError("an autobank pass is running and did not finish in time; try again in a moment") from None
-
-    def __exit__(self, *exc: object) -> None:
-        self.lock.release()

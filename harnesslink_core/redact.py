@@ -29,7 +29,10 @@ around a string each match holds near its start (`_KNOWN_INSIDE`, `_matches_near
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 # Where a token starts: not after a letter or digit, but after a JSON escape (`\n`) too.
@@ -1057,29 +1060,40 @@ def _folded(text: str) -> str:
     return low
 
 
-_memo: dict[str, str] | None = None  # see `remember`
 MEMO_LONGEST = 512  # texts up to this long are remembered: the ones that repeat (a cwd, a tool input's keys)
 MEMO_MOST = 8192  # texts remembered at once: a pass over many transcripts starts over when it has this many
 
 
-def remember(on: bool) -> None:
-    """From remember(True) to remember(False) (one autobank pass) a short text redacted again is looked up:
-    every entry of a project redacts its cwd, its tool names and its inputs' keys, a turn's checkpoint
-    its prompt. The rules do not change within a pass."""
-    global _memo
-    _memo = {} if on else None
+class Memo:
+    """Short texts redacted once and looked up when redacted again, for as long as its owner keeps it: one
+    autobank pass owns one, and hands it to what renders its entries (every entry of a project redacts its
+    cwd and its tool names, a turn's checkpoint its prompt). The rules do not change within a pass."""
+
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done: dict[object, dict[str, str]] = {}
+
+    def of(self, redacting: Callable[[str], str]) -> Callable[[str], str]:
+        """`redacting` (`redact`, as its caller imported it), its results for short texts remembered."""
+        memo = self.done.setdefault(redacting, {})
+
+        def remembered(text: str) -> str:
+            if not text or len(text) > MEMO_LONGEST:
+                return redacting(text)
+            done = memo.get(text)
+            if done is None:
+                if len(memo) >= MEMO_MOST:
+                    memo.clear()
+                done = memo[text] = redacting(text)
+            return done
+
+        return remembered
 
 
 def redact(text: str) -> str:
-    memo = _memo
-    if memo is None or not text or len(text) > MEMO_LONGEST:
-        return _redact(text)
-    done = memo.get(text)
-    if done is None:
-        if len(memo) >= MEMO_MOST:
-            memo.clear()
-        done = memo[text] = _redact(text)
-    return done
+    """`text` with every secret and private span in it replaced (see the module docstring)."""
+    return _redact(text)
 
 
 def _redact(text: str) -> str:

@@ -12,7 +12,7 @@ import frontmatter
 import pytest
 
 from harnesslink_core import config
-from harnesslink_core.banking import autobank
+from harnesslink_core.banking import autobank, settle
 from harnesslink_core.banking.autobank import StopSignal, run_pass, widen_window
 from harnesslink_core.store.ledger import open_ledger
 from tests.claude_builder import ClaudeSession
@@ -375,7 +375,7 @@ def test_a_pass_with_nothing_new_reads_nothing(locs, isolated_home: Path) -> Non
 
 
 def test_full_disk_is_a_log_line_not_a_crash(locs, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harnesslink_core.store import bank
+    from harnesslink_core.store import durable
 
     def no_space(*args, **kwargs):
         raise OSError(28, "No space left on device")
@@ -383,7 +383,7 @@ def test_full_disk_is_a_log_line_not_a_crash(locs, isolated_home: Path, monkeypa
     s = ClaudeSession(isolated_home)
     s.turn("task", LONG)
     s.flush()
-    monkeypatch.setattr(bank, "write", no_space)
+    monkeypatch.setattr(durable, "write", no_space)
     report = run_pass(locs)
     assert report.errors == 1 and report.banked == 0
     assert "No space left" in locs.log_file.read_text()
@@ -466,17 +466,18 @@ def test_settle_banks_the_codex_turn_its_stop_hook_names_before_task_complete() 
                     **facts)
 
     turn = codex_turn()
-    assert autobank.settle(turn, True, None, 0.0) == "open"  # no task_complete yet
-    assert autobank.settle(turn, True, None, 0.0, stop_named=True) == "bank"
-    assert autobank.settle(turn, True, None, autobank.GIVE_UP, stop_named=True) == "bank"
-    assert autobank.settle(turn, True, None, autobank.GIVE_UP) == "drop"
+    assert settle.settle(turn, True, None, 0.0) == "open"  # no task_complete yet
+    assert settle.settle(turn, True, None, 0.0, stop_named=True) == "bank"
+    assert settle.settle(turn, True, None, settle.GIVE_UP, stop_named=True) == "bank"
+    assert settle.settle(turn, True, None, settle.GIVE_UP) == "drop"
     # a tool call still waiting, an aborted turn, a turn a later one followed: the hook's word is not enough
-    assert autobank.settle(codex_turn(pending_tools=1), True, None, 0.0, stop_named=True) == "open"
-    assert autobank.settle(codex_turn(aborted=True), True, None, 0.0, stop_named=True) == "drop"
-    assert autobank.settle(turn, False, None, 0.0, stop_named=True) == "drop"
+    assert settle.settle(codex_turn(pending_tools=1), True, None, 0.0, stop_named=True) == "open"
+    assert settle.settle(codex_turn(aborted=True), True, None, 0.0, stop_named=True) == "drop"
+    assert settle.settle(turn, False, None, 0.0, stop_named=True) == "drop"
 
 
 def test_an_entry_with_a_revision_is_rewritten_in_place_only_when_it_changes(locs, monkeypatch) -> None:
+    from harnesslink_core.banking import commit
     from harnesslink_core.banking.autobank import _Pass
     from harnesslink_core.model import Turn
 
@@ -487,13 +488,17 @@ def test_an_entry_with_a_revision_is_rewritten_in_place_only_when_it_changes(loc
 
     ledger = open_ledger(locs)
     p = _Pass(locs, ledger, 10**6, time.time())
-    assert p._settle([(conversation(3), "bank")], 0.0, "") == []
+
+    def bank(turn: Turn) -> list[Turn]:
+        return commit.bank_prepared(p, settle.prepare(p, [(turn, "bank")], 0.0, ""))
+
+    assert bank(conversation(3)) == []
     (path,) = entries(locs)
     assert "3 steps" in path.read_text()
     mtime = path.stat().st_mtime_ns
-    assert p._settle([(conversation(3), "bank")], 0.0, "") == []
+    assert bank(conversation(3)) == []
     assert path.stat().st_mtime_ns == mtime
-    assert p._settle([(conversation(5), "bank")], 0.0, "") == []
+    assert bank(conversation(5)) == []
     assert entries(locs) == [path] and "5 steps" in path.read_text()
     ledger.close()
 
@@ -506,6 +511,7 @@ def test_a_pass_remembers_redactions_only_while_it_runs(locs, isolated_home: Pat
     s.turn("And again with DB_PASS=DbPassValue123", LONG, tools=[("Bash", {"command": "DB_PASS=DbPassValue123 make"})])
     s.flush()
     assert run_pass(locs).banked == 2
-    assert redact._memo is None
+    kept = [name for name, value in vars(redact).items() if "DbPassValue123" in repr(value)]
+    assert kept == [], "the pass's redactions are its own, gone with it"
     for path in entries(locs):
         assert "DbPassValue123" not in path.read_text()

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claude_builder import ClaudeSession
-from harnesslink_core.banking import autobank
+from harnesslink_core.banking import autobank, finish
 from harnesslink_core.clock import parse_iso
 from harnesslink_core.recall import index, tokens
 
@@ -90,7 +90,7 @@ def test_a_pass_indexes_its_entries_as_a_rebuild_from_their_files_does(locs, iso
                tools=[("Bash", {"command": f"pytest tests/test_orders.py -k case_{n}"})])
     s.flush()
     calls: list[str] = []
-    real_columns, real_refresh = index.computed_columns, autobank._Pass._refresh_index
+    real_columns, real_refresh = index.computed_columns, finish.refresh_index
 
     def refresh(self):
         calls.append("refresh")
@@ -100,7 +100,7 @@ def test_a_pass_indexes_its_entries_as_a_rebuild_from_their_files_does(locs, iso
             calls.append("refreshed")
 
     monkeypatch.setattr(index, "computed_columns", lambda *a: calls.append("columns") or real_columns(*a))
-    monkeypatch.setattr(autobank._Pass, "_refresh_index", refresh)
+    monkeypatch.setattr(finish, "refresh_index", refresh)
     assert autobank.run_pass(locs).banked == 6
     # every entry came to the refresh with its columns, made while the files synced
     assert calls == ["columns"] * 6 + ["refresh", "refreshed"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from harnesslink_core.model import Action, Turn
 from harnesslink_core.redact import redact
-from harnesslink_core.store import bank
+from harnesslink_core.store import bank, durable
 
 
 def make_turn(**kw) -> Turn:
@@ -105,7 +105,7 @@ def test_secret_never_reaches_the_bank(kind: str, place: str, tmp_path: Path) ->
         actions=[Action("bash", {"command": f"run --with '{secret}'"})] if place == "tool input" else [],
         result=f"I connected using {secret} and it worked. " + "x" * 200 if place == "answer" else "ok",
     )
-    path = bank.write(tmp_path, bank.render(turn))
+    path = durable.write(tmp_path, bank.render(turn))
     text = path.read_text()
     assert SECRET_VALUES[kind] not in text
     assert "[redacted:" in text
@@ -118,9 +118,9 @@ def test_redaction_leaves_ordinary_text_alone() -> None:
 
 def test_write_is_atomic_and_leaves_no_temporary(tmp_path: Path) -> None:
     folder = tmp_path / "bank"
-    path = bank.write(folder, bank.render(make_turn(result="x" * 300)))
+    path = durable.write(folder, bank.render(make_turn(result="x" * 300)))
     assert [p.name for p in folder.iterdir()] == [path.name]
-    again = bank.write(folder, bank.render(make_turn(result="x" * 300)))
+    again = durable.write(folder, bank.render(make_turn(result="x" * 300)))
     assert again == path and len(list(folder.iterdir())) == 1
 
 
@@ -178,8 +178,8 @@ def test_find_learning_reads_every_entry_whatever_its_time(tmp_path: Path) -> No
     bank_dir = tmp_path / "bank"
     assert bank.find_learning(bank_dir, "mcp:x:y") is None
     old = bank.render_learning("Keep the batch size at 500.", **{**LEARNING, "at": 1_700_000_000.0})
-    path = bank.write(bank_dir, old)
-    bank.write(bank_dir, bank.render(make_turn()))
+    path = durable.write(bank_dir, old)
+    durable.write(bank_dir, bank.render(make_turn()))
     (bank_dir / ".half-written.tmp").write_text(f'turn_key: "{old.turn_key}"\n')
     again = bank.render_learning("Keep the batch size  at 500.", **LEARNING)
     assert again.turn_key == old.turn_key and again.file_iso != old.file_iso
@@ -209,7 +209,7 @@ def test_sync_staged_tells_each_file_its_own_error(tmp_path: Path, files: int) -
     for i, path in enumerate(paths):
         if i % 5 != 3:  # the others are gone before they sync
             path.write_text("bytes")
-    errors = bank.sync_staged(paths)
+    errors = durable.sync_staged(paths)
     assert [error is not None for error in errors] == [i % 5 == 3 for i in range(files)]
 
 
@@ -229,22 +229,22 @@ def _kernel_reports_syncfs_errors() -> bool:
 
 
 def test_a_large_batch_is_synced_by_one_syncfs_and_no_fsync_per_file(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)  # whatever else this machine is writing
-    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")  # wherever the tests run
-    watch = bank.Writeback.watch(tmp_path / "bank", bank.SYNCFS_FILES)
+    monkeypatch.setattr(durable, "_dirty_bytes", lambda: 0)  # whatever else this machine is writing
+    monkeypatch.setattr(durable, "_file_system", lambda device: "ext4")  # wherever the tests run
+    watch = durable.Writeback.watch(tmp_path / "bank", durable.SYNCFS_FILES)
     assert (watch is not None) == _kernel_reports_syncfs_errors()
     if watch is None:
         return
     try:
-        paths = _staged(tmp_path / "bank", bank.SYNCFS_FILES)
+        paths = _staged(tmp_path / "bank", durable.SYNCFS_FILES)
         calls, per_file = [], []
         real = watch._syncfs
         monkeypatch.setattr(watch, "_syncfs", lambda fd: calls.append(fd) or real(fd))
-        monkeypatch.setattr(bank, "_sync", lambda path: per_file.append(path))
+        monkeypatch.setattr(durable, "_sync", lambda path: per_file.append(path))
         ran = []
-        assert bank.sync_staged(paths, meanwhile=lambda: ran.append(1), writeback=watch) == [None] * len(paths)
+        assert durable.sync_staged(paths, meanwhile=lambda: ran.append(1), writeback=watch) == [None] * len(paths)
         assert calls == [watch.fd] and per_file == [] and ran == [1]
-        bank.fsync_dirs({tmp_path / "bank"}, watch)
+        durable.fsync_dirs({tmp_path / "bank"}, watch)
         assert calls == [watch.fd, watch.fd]
     finally:
         watch.close()
@@ -254,10 +254,10 @@ def test_a_large_batch_is_synced_by_one_syncfs_and_no_fsync_per_file(tmp_path: P
 def _watching(tmp_path: Path, monkeypatch, syncfs, files: int = 20):
     """A writeback watch on tmp_path/bank whatever this machine is (kernel, file system, writeback), with
     `syncfs` for the system call."""
-    monkeypatch.setattr(bank, "_SYNCFS", [syncfs])
-    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
-    monkeypatch.setattr(bank, "_file_system", lambda path: "ext4")
-    watch = bank.Writeback.watch(tmp_path / "bank", files)
+    monkeypatch.setattr(durable, "_SYNCFS", [syncfs])
+    monkeypatch.setattr(durable, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(durable, "_file_system", lambda path: "ext4")
+    watch = durable.Writeback.watch(tmp_path / "bank", files)
     try:
         yield watch
     finally:
@@ -270,7 +270,7 @@ def test_a_failed_syncfs_falls_back_to_each_files_own_error(tmp_path: Path, monk
         for path in paths[3::5]:
             path.unlink()
         ran = []
-        errors = bank.sync_staged(paths, meanwhile=lambda: ran.append(1), writeback=watch)
+        errors = durable.sync_staged(paths, meanwhile=lambda: ran.append(1), writeback=watch)
         assert [error is not None for error in errors] == [i % 5 == 3 for i in range(20)]
         assert ran == [1]  # run once, not again by the fallback
 
@@ -280,9 +280,9 @@ def test_files_on_another_file_system_are_each_fsynced(tmp_path: Path, monkeypat
     with _watching(tmp_path, monkeypatch, lambda fd: calls.append(fd) or 0) as watch:
         watch.device = -1  # as if the watched folder were another mount than the batch's
         per_file = []
-        monkeypatch.setattr(bank, "_sync", lambda path: per_file.append(path))
+        monkeypatch.setattr(durable, "_sync", lambda path: per_file.append(path))
         paths = _staged(tmp_path / "bank", 20)
-        assert bank.sync_staged(paths, writeback=watch) == [None] * 20
+        assert durable.sync_staged(paths, writeback=watch) == [None] * 20
         assert calls == [] and sorted(per_file) == sorted(paths)
 
 
@@ -293,25 +293,25 @@ def test_no_syncfs_where_it_is_not_the_faster_or_not_the_sure_way(tmp_path: Path
     import sys
 
     files = 20
-    monkeypatch.setattr(bank, "_SYNCFS", [])
-    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
-    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
+    monkeypatch.setattr(durable, "_SYNCFS", [])
+    monkeypatch.setattr(durable, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(durable, "_file_system", lambda device: "ext4")
     if why == "small batch":
-        files = bank.SYNCFS_FILES - 1
-        monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
+        files = durable.SYNCFS_FILES - 1
+        monkeypatch.setattr(durable, "_SYNCFS", [lambda fd: 0])
     elif why in ("old kernel", "5.15 kernel"):  # 5.15: syncfs did not say when the journal's commit failed
         monkeypatch.setattr(sys, "platform", "linux")
         release = "5.4.0-150-generic" if why == "old kernel" else "5.15.0-91-generic"
         monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", release, "#1", "x86_64")))
     elif why == "much to write back":
-        monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
-        monkeypatch.setattr(bank, "_dirty_bytes", lambda: bank.SYNCFS_DIRTY_MAX + 1)
+        monkeypatch.setattr(durable, "_SYNCFS", [lambda fd: 0])
+        monkeypatch.setattr(durable, "_dirty_bytes", lambda: durable.SYNCFS_DIRTY_MAX + 1)
     elif why in ("FUSE", "unknown file system"):  # its syncfs may neither write back nor commit
-        monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: 0])
-        monkeypatch.setattr(bank, "_file_system", lambda path: "fuse.sshfs" if why == "FUSE" else "")
+        monkeypatch.setattr(durable, "_SYNCFS", [lambda fd: 0])
+        monkeypatch.setattr(durable, "_file_system", lambda path: "fuse.sshfs" if why == "FUSE" else "")
     else:
         monkeypatch.setattr(sys, "platform", "darwin")
-    assert bank.Writeback.watch(tmp_path / "bank", files) is None
+    assert durable.Writeback.watch(tmp_path / "bank", files) is None
 
 
 def test_the_file_system_type_is_the_mount_tables(tmp_path: Path) -> None:
@@ -320,22 +320,22 @@ def test_the_file_system_type_is_the_mount_tables(tmp_path: Path) -> None:
     import sys
 
     if not sys.platform.startswith("linux"):
-        assert bank._file_system(tmp_path) == ""
+        assert durable._file_system(tmp_path) == ""
         return
     for path in (tmp_path, Path("/proc/self"), Path("/")):
-        got = bank._file_system(path)
+        got = durable._file_system(path)
         if shutil.which("findmnt"):
             out = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "--target", str(path)], capture_output=True,
                                  text=True, check=True)
             assert got == out.stdout.strip().splitlines()[-1], path
         else:
             assert got, path
-    assert bank._file_system(Path("/proc/self")) == "proc"
+    assert durable._file_system(Path("/proc/self")) == "proc"
 
 
 def test_a_mount_points_escapes_are_read() -> None:
-    assert bank._unescape(r"/mnt/my\040disk\011x") == "/mnt/my disk\tx"
-    assert bank._unescape("/plain") == "/plain"
+    assert durable._unescape(r"/mnt/my\040disk\011x") == "/mnt/my disk\tx"
+    assert durable._unescape("/plain") == "/plain"
 
 
 def test_a_failing_batch_step_leaves_no_syncfs_thread_behind(tmp_path: Path, monkeypatch) -> None:
@@ -348,14 +348,14 @@ def test_a_failing_batch_step_leaves_no_syncfs_thread_behind(tmp_path: Path, mon
     with _watching(tmp_path, monkeypatch, lambda fd: time.sleep(0.2) or 0, files=2) as watch:
         paths = _staged(tmp_path / "bank", 2)
         with pytest.raises(KeyError):
-            bank.sync_staged(paths, meanwhile=broken, writeback=watch)
+            durable.sync_staged(paths, meanwhile=broken, writeback=watch)
         assert not [t for t in threading.enumerate() if t.name == "harnesslink-syncfs"]
 
 
 def test_no_folders_no_syncfs(tmp_path: Path, monkeypatch) -> None:
     calls = []
     with _watching(tmp_path, monkeypatch, lambda fd: calls.append(fd) or 0, files=2) as watch:
-        assert bank.fsync_dirs(set(), watch) == {} and calls == []  # every entry of the batch was there already
+        assert durable.fsync_dirs(set(), watch) == {} and calls == []  # every entry of the batch was there already
 
 
 def test_a_folder_whose_sync_fails_is_reported_with_its_error(tmp_path: Path, monkeypatch) -> None:
@@ -376,14 +376,14 @@ def test_a_folder_whose_sync_fails_is_reported_with_its_error(tmp_path: Path, mo
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    errors = bank.fsync_dirs(folders)
+    errors = durable.fsync_dirs(folders)
     assert list(errors) == [tmp_path / "a" / "bank"] and errors[tmp_path / "a" / "bank"].errno == errno.EIO
 
     def unsupported(fd: int) -> None:
         raise OSError(errno.EINVAL, "Invalid argument")
 
     monkeypatch.setattr(os, "fsync", unsupported)  # a file system that cannot sync a folder at all
-    assert bank.fsync_dirs(folders) == {}
+    assert durable.fsync_dirs(folders) == {}
 
 
 def test_a_batchs_new_folders_are_synced_into_their_parents(tmp_path: Path, monkeypatch) -> None:
@@ -391,28 +391,28 @@ def test_a_batchs_new_folders_are_synced_into_their_parents(tmp_path: Path, monk
 
     made: list[Path] = []
     bank_dir = tmp_path / "memories" / "--work-new--" / "bank"
-    bank.stage(bank_dir, bank.render(make_turn(cwd="/work/new")), made)
-    bank.stage(bank_dir, bank.render(make_turn(cwd="/work/new", turn_id="turn-2")), made)
+    durable.stage(bank_dir, bank.render(make_turn(cwd="/work/new")), made)
+    durable.stage(bank_dir, bank.render(make_turn(cwd="/work/new", turn_id="turn-2")), made)
     assert made == [tmp_path / "memories", tmp_path / "memories" / "--work-new--", bank_dir]  # made once
     synced = []
-    real = bank.fsync_dir
-    monkeypatch.setattr(bank, "fsync_dir", lambda path: synced.append(Path(path)) or real(path))
-    assert bank.fsync_dirs({bank_dir}, None, made) == {}
+    real = durable.fsync_dir
+    monkeypatch.setattr(durable, "fsync_dir", lambda path: synced.append(Path(path)) or real(path))
+    assert durable.fsync_dirs({bank_dir}, None, made) == {}
     assert sorted(synced) == sorted([tmp_path, *made])  # each new folder's entry in its parent, and the bank's own
     failure = OSError(errno.EIO, "I/O error")
-    monkeypatch.setattr(bank, "fsync_dir", lambda path: failure if Path(path) == tmp_path else None)
-    assert bank.fsync_dirs({bank_dir}, None, made) == {bank_dir: failure}  # its project may not stay: not counted
-    assert bank.fsync_dirs({bank_dir}, None) == {}  # a folder there already needs only its own sync
+    monkeypatch.setattr(durable, "fsync_dir", lambda path: failure if Path(path) == tmp_path else None)
+    assert durable.fsync_dirs({bank_dir}, None, made) == {bank_dir: failure}  # its project may not stay: not counted
+    assert durable.fsync_dirs({bank_dir}, None) == {}  # a folder there already needs only its own sync
 
 
 def test_a_new_project_folder_is_synced_into_its_parent(tmp_path: Path, monkeypatch) -> None:
     import os
 
     synced = []
-    real = bank.fsync_dir
-    monkeypatch.setattr(bank, "fsync_dir", lambda path: synced.append(Path(path)) or real(path))
+    real = durable.fsync_dir
+    monkeypatch.setattr(durable, "fsync_dir", lambda path: synced.append(Path(path)) or real(path))
     bank_dir = tmp_path / "memories" / "--work-new--" / "bank"
-    path = bank.write(bank_dir, bank.render(make_turn(cwd="/work/new")))
+    path = durable.write(bank_dir, bank.render(make_turn(cwd="/work/new")))
     assert path.parent == bank_dir and os.path.isfile(path)
     # the new folders' entries in their parents, then the entry's in its folder
     assert synced == [tmp_path, tmp_path / "memories", tmp_path / "memories" / "--work-new--", bank_dir]
@@ -422,8 +422,8 @@ def test_dirty_bytes_reads_the_kernels_figure() -> None:
     import sys
 
     if sys.platform != "linux":
-        assert bank._dirty_bytes() > bank.SYNCFS_DIRTY_MAX
+        assert durable._dirty_bytes() > durable.SYNCFS_DIRTY_MAX
         return
     fields = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
     near = (int(fields["Dirty"].split()[0]) + int(fields["Writeback"].split()[0])) << 10
-    assert abs(bank._dirty_bytes() - near) < 64 << 20
+    assert abs(durable._dirty_bytes() - near) < 64 << 20

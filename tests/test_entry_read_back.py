@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harnesslink_core.model import Action, Turn
 from harnesslink_core.recall import index
-from harnesslink_core.store import bank, entries, projectfiles
+from harnesslink_core.store import bank, durable, entries, projectfiles
 
 ODD = ["\u2028", "\u2029", "\x85", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\ufeff", "\u200b", "\t", " ", "\n",
        "#", "## Result", "## Answer", "# Title", "---", '"', "'", ": ", " #", "[", "{", "&", "|", ">", "%",
@@ -57,7 +57,7 @@ def test_the_index_takes_the_entries_it_is_handed(locs, tmp_path):
                 result="Fixed it. " * 30)
     entry = bank.render(turn)
     folder = locs.memories / "proj" / "bank"
-    path = bank.write(folder, entry)
+    path = durable.write(folder, entry)
     parsed = entries.entry_from(entry.meta, entry.sections, path, "proj")
     size = len(entry.text.encode())
     rel = f"proj/bank/{path.name}"
@@ -84,7 +84,7 @@ def test_known_headers_stand_for_files_of_their_size(tmp_path: Path):
     turn = Turn(harness="pi", session_id="s", turn_id="1", cwd="/w", prompt="Write the notes",
                 offset=0, started=1.7e9, ended=1.7e9, result="Done. " * 50)
     entry = bank.render(turn)
-    path = bank.write(project / "bank", entry)
+    path = durable.write(project / "bank", entry)
     size = len(entry.text.encode())
     projectfiles.rebuild_main(project, None, {path.name: (size, dict(entry.meta, title="Known"))})
     assert "Known" in (project / "MAIN.md").read_text()

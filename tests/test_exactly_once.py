@@ -15,7 +15,7 @@ import frontmatter
 import pytest
 
 from harnesslink_core.banking.autobank import drain, run_pass
-from harnesslink_core.store import bank
+from harnesslink_core.store import bank, durable
 from harnesslink_core.store.ledger import RESERVATION_TTL, open_ledger
 from tests.claude_builder import ClaudeSession
 
@@ -73,7 +73,7 @@ def test_four_processes_racing_over_growing_transcripts_bank_each_turn_once(locs
 PAUSING_PASS = """
 import os, sys, time
 from harnesslink_core.banking import autobank
-from harnesslink_core.store import bank, ledger
+from harnesslink_core.store import bank, durable, ledger
 target, at = sys.argv[1], int(sys.argv[2])
 calls = 0
 def pausing(original):
@@ -104,7 +104,7 @@ elif target == "reserve":  # inside the reservation's write transaction
         return original(self, *a, **k)
     ledger.Ledger.reserve = reserve
 else:
-    bank.write = pausing(bank.write)
+    durable.write = pausing(durable.write)
 from harnesslink_core.paths import locations
 autobank.run_pass(locations())
 """
@@ -162,7 +162,7 @@ def test_entry_written_by_a_pass_that_died_before_recording_it_is_not_written_ag
     ledger = open_ledger(locs)
     ledger.reserve(turn.key, "claude-code", turn.dedupe_id, "dead-pass", time.time())
     ledger.close()
-    written = bank.write(locs.memories / "--work-app--" / "bank", bank.render(turn))  # then it was killed
+    written = durable.write(locs.memories / "--work-app--" / "bank", bank.render(turn))  # then it was killed
     report = run_pass(locs, now=time.time() + RESERVATION_TTL + 1)
     assert report.banked == 1
     assert list(locs.memories.glob("*/bank/*.md")) == [written]
@@ -175,6 +175,6 @@ def test_two_turns_finishing_in_the_same_millisecond_never_collide(locs, tmp_pat
     for n in range(3):
         turn = Turn(harness="codex", session_id=f"s{n}", turn_id="t", cwd="/x", prompt="Same title", offset=0,
                     started=1.0, ended=1_780_000_000.123, result=LONG)
-        made.append(bank.write(tmp_path, bank.render(turn)))
+        made.append(durable.write(tmp_path, bank.render(turn)))
     assert len(set(made)) == 3
     assert made[0].name == "2026-05-28T20-26-40-123Z--same-title.md"

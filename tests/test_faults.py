@@ -29,7 +29,7 @@ from harnesslink_core import hooks, log, main
 from harnesslink_core.banking import autobank, background
 from harnesslink_core.paths import locations
 from harnesslink_core.recall import index, query
-from harnesslink_core.store import bank, ledger, projectfiles
+from harnesslink_core.store import durable, ledger, projectfiles
 from tests.claude_builder import ClaudeSession
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,9 +166,9 @@ def _inject(mp: pytest.MonkeyPatch, point: str, err: int) -> None:
         return call
 
     if point == "entry":  # the entry's bytes are written, then syncing them fails (by one syncfs, then each file)
-        mp.setattr(bank, "_SYNCFS", [lambda fd: -1])
-        mp.setattr(bank, "_dirty_bytes", lambda: 0)  # whatever else this machine writes: the batch tries syncfs
-        mp.setattr(bank, "_file_system", lambda device: "ext4")
+        mp.setattr(durable, "_SYNCFS", [lambda fd: -1])
+        mp.setattr(durable, "_dirty_bytes", lambda: 0)  # whatever else this machine writes: the batch tries syncfs
+        mp.setattr(durable, "_file_system", lambda device: "ext4")
         mp.setattr(os, "fsync", failing(real_fsync, lambda fd: True))
     elif point == "MAIN.md":
         mp.setattr(os, "replace", failing(real_replace, lambda src, dst: str(dst).endswith("MAIN.md")))
@@ -344,7 +344,7 @@ def test_locked_index(locs, isolated_home, capsys, monkeypatch):
 KILL_AT = """
 import os, signal, sys
 from harnesslink_core.banking import autobank
-from harnesslink_core.store import bank, ledger, projectfiles, state
+from harnesslink_core.store import bank, durable, ledger, projectfiles, state
 from harnesslink_core.paths import locations
 
 point = sys.argv[1]
@@ -352,12 +352,12 @@ die = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
 real_fsync, real_replace = os.fsync, os.replace
 if point == "entry":  # bytes written to the temporary file, not yet in place
     os.fsync = die
-    bank._SYNCFS[:] = [die]  # a batch's one syncfs
-    bank._dirty_bytes = lambda: 0
-    bank._file_system = lambda device: "ext4"
+    durable._SYNCFS[:] = [die]  # a batch's one syncfs
+    durable._dirty_bytes = lambda: 0
+    durable._file_system = lambda device: "ext4"
 elif point == "entry placed":  # in place, not yet marked banked
-    bank.fsync_dir = die
-    bank.fsync_dirs = die
+    durable.fsync_dir = die
+    durable.fsync_dirs = die
 elif point == "ledger":
     ledger.Ledger.finish = die
 elif point in ("MAIN.md", "state file"):

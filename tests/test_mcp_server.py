@@ -245,13 +245,13 @@ def test_memory_bank_records_the_learning_in_the_ledger(tmp_path: Path) -> None:
 
 
 def test_memory_bank_knows_a_learning_the_ledger_never_saw_and_rewrites_one_deleted_by_hand(tmp_path: Path) -> None:
-    from harnesslink_core.store import bank
+    from harnesslink_core.store import bank, durable
 
     project = tmp_path / "proj"
     project.mkdir()
     pulled = bank.render_learning("Staging deploys need the VPN.", title="", tags=[], at=1_700_000_000.0,
                                   cwd=str(project), session_id="other-machine", harness="pi", source="mcp:pi")
-    path = bank.write(make_locs(tmp_path).memories / bank.project_slug(str(project)) / "bank", pulled)
+    path = durable.write(make_locs(tmp_path).memories / bank.project_slug(str(project)) / "bank", pulled)
     assert f"/bank/{path.name}. Nothing new written." in _bank_learning(tmp_path, "Staging deploys  need the VPN.")
     path.unlink()
     assert "Recorded" in _bank_learning(tmp_path, "Staging deploys need the VPN.")

@@ -274,7 +274,7 @@ REDACTION_STEPS = [
     ("harnesslink_core.store.bank", "redact_value"),  # each value of a tool's input, before it is serialised
     ("harnesslink_core.store.state", "redact"),  # todos, plan, checkpoints, cwd in state files
     ("harnesslink_core.store.ledger", "redact_json"),  # the facts a read position carries
-    ("harnesslink_core.banking.autobank", "redact"),  # a checkpoint's title, before it is cut
+    ("harnesslink_core.banking.settle", "redact"),  # a checkpoint's title, before it is cut
 ]
 
 

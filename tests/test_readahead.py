@@ -19,7 +19,7 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from harnesslink_core.banking import autobank, readahead
+from harnesslink_core.banking import autobank, read, readahead
 from harnesslink_core.store.ledger import RESERVATION_TTL, open_ledger
 from tests.claude_builder import ClaudeSession
 from tests.test_all_harnesses import install_generated
@@ -30,12 +30,12 @@ LONG = "Changed the handler and explained why, with the test that shows it. " * 
 
 BACKFILL = r"""
 import json, os, signal, sys, threading
-from harnesslink_core.banking import autobank, readahead
+from harnesslink_core.banking import autobank, read, readahead
 from harnesslink_core.store.ledger import RESERVATION_TTL, open_ledger
 from harnesslink_core.paths import locations
 
 mode, parent, done, taken = sys.argv[1], os.getpid(), [0], []
-real_take, real_fresh = readahead.ReadAhead.take, autobank._Pass._read_fresh
+real_take, real_fresh = readahead.ReadAhead.take, read.read_fresh
 
 def take(self, key):
     result = real_take(self, key)
@@ -52,13 +52,13 @@ def read_fresh(self, harness, path, window):
             raise RuntimeError("a reader's bug")
     return real_fresh(self, harness, path, window)
 
-readahead.ReadAhead.take, autobank._Pass._read_fresh = take, read_fresh
+readahead.ReadAhead.take, read.read_fresh = take, read_fresh
 if mode == "alone":
     readahead.MIN_JOBS = 10**9
 if mode == "broken":
     def warm(detect):
         raise RuntimeError("a bug of ours before the fork")
-    autobank._warm = warm
+    read.warm = warm
 locs = locations()
 autobank.widen_window(locs, 4000)
 report = autobank.drain(locs)
@@ -141,7 +141,7 @@ def test_a_backfill_with_its_read_ahead_banks_what_one_process_banks(locs, isola
     forget_everything_but_the_transcripts(locs)
     ahead = run(BACKFILL, "ahead", home=isolated_home)
     # most transcripts came from the child, and the index it made
-    assert len(ahead["taken"]) >= readahead.MIN_JOBS and autobank.MAKE_INDEX in ahead["taken"]
+    assert len(ahead["taken"]) >= readahead.MIN_JOBS and read.MAKE_INDEX in ahead["taken"]
     assert [ahead[k] for k in ("banked", "skipped", "errors")] == [alone[k] for k in ("banked", "skipped", "errors")]
     assert bank_files(locs) == by_one
     assert ledger_rows(locs) == ledger_by_one

@@ -201,15 +201,15 @@ def _many_turns(home, turns: int = 24) -> None:
 
 
 def test_a_large_batch_synced_by_one_syncfs_is_banked_without_an_fsync_per_entry(isolated_home, locs, monkeypatch):
-    from harnesslink_core.store import bank
+    from harnesslink_core.store import durable
 
     _many_turns(isolated_home)
     calls, per_file = [], []
-    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: calls.append(fd) or os.sync() or 0])
-    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
-    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
-    real_sync = bank._sync
-    monkeypatch.setattr(bank, "_sync", lambda path: per_file.append(path) or real_sync(path))
+    monkeypatch.setattr(durable, "_SYNCFS", [lambda fd: calls.append(fd) or os.sync() or 0])
+    monkeypatch.setattr(durable, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(durable, "_file_system", lambda device: "ext4")
+    real_sync = durable._sync
+    monkeypatch.setattr(durable, "_sync", lambda path: per_file.append(path) or real_sync(path))
     report = run_pass(locs)
     assert report.banked == 24 and report.errors == 0
     assert len(calls) == 2 and per_file == []  # the staged files, then the folders they were linked into
@@ -217,12 +217,12 @@ def test_a_large_batch_synced_by_one_syncfs_is_banked_without_an_fsync_per_entry
 
 
 def test_a_syncfs_that_fails_makes_each_entry_sync_and_fail_on_its_own(isolated_home, locs, monkeypatch):
-    from harnesslink_core.store import bank
+    from harnesslink_core.store import durable
 
     _many_turns(isolated_home)
-    monkeypatch.setattr(bank, "_SYNCFS", [lambda fd: -1])  # an EIO in writeback, somewhere on the file system
-    monkeypatch.setattr(bank, "_dirty_bytes", lambda: 0)
-    monkeypatch.setattr(bank, "_file_system", lambda device: "ext4")
+    monkeypatch.setattr(durable, "_SYNCFS", [lambda fd: -1])  # an EIO in writeback, somewhere on the file system
+    monkeypatch.setattr(durable, "_dirty_bytes", lambda: 0)
+    monkeypatch.setattr(durable, "_file_system", lambda device: "ext4")
     mp = pytest.MonkeyPatch()
     _fail_entry_writes(mp, errno.EIO)  # ... and it was these entries'
     try:
@@ -236,12 +236,12 @@ def test_a_syncfs_that_fails_makes_each_entry_sync_and_fail_on_its_own(isolated_
 
 
 def test_entries_whose_folder_did_not_sync_are_counted_by_the_next_pass_once(isolated_home, locs, monkeypatch):
-    from harnesslink_core.store import bank
+    from harnesslink_core.store import durable
 
     _many_turns(isolated_home)
-    real = bank.fsync_dirs
+    real = durable.fsync_dirs
     failing = pytest.MonkeyPatch()
-    failing.setattr(bank, "fsync_dirs", lambda folders, writeback=None, made=(): (real(folders, writeback, made), {
+    failing.setattr(durable, "fsync_dirs", lambda folders, writeback=None, made=(): (real(folders, writeback, made), {
         folder: OSError(errno.EIO, "I/O error", str(folder)) for folder in folders})[1])
     try:
         first = run_pass(locs)

@@ -238,21 +238,14 @@ def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT, actor: str =
 
     The history records each as forgotten by `actor` (`cli`, `mcp:<harness>` with its `session`), with
     `why`: the criteria that chose it (`criteria`)."""
-    from filelock import FileLock, Timeout
-
     from ..store import projectfiles
     from ..store.ledger import keep_tombstone_copy, open_ledger, tombstones
+    from ..store.lock import holding
 
     summary = Summary()
     if not targets:
         return summary
-    os.makedirs(str(locs.agent_dir), exist_ok=True)
-    lock = FileLock(str(locs.pass_lock))
-    try:
-        lock.acquire(timeout=wait)
-    except Timeout:
-        raise ForgetError("an autobank pass is running and did not finish in time; try again in a moment") from None
-    try:
+    with holding(locs, wait, busy=ForgetError):
         keep_tombstone_copy(locs, [(t.project, t.name, t.turn_key, t.id) for t in targets])
         ledger = open_ledger(locs)
         try:
@@ -283,8 +276,6 @@ def forget(locs, targets: list[Target], *, wait: float = LOCK_WAIT, actor: str =
             summary.summary_lines += projectfiles.drop_summary_lines(
                 folder, {t.name: {"title": t.title, "tags": t.tags} for t in mine})
         summary.checkpoints = _drop_checkpoints(locs, summary.forgotten)
-    finally:
-        lock.release()
     return summary
 
 

@@ -36,7 +36,7 @@ from urllib.parse import unquote, urlparse
 from ..clock import iso, parse_iso
 from ..model import Reading, Turn
 from ..paths import Locations
-from .base import blake2b, decode, iter_lines, strip_injected
+from .base import LongLine, blake2b, decode, iter_lines, strip_injected
 
 NAME = "antigravity"
 
@@ -89,7 +89,8 @@ def _count_files(folder: Path, suffix: str) -> int:
         return 0
 
 
-def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
+def read(path: Path, start: int, carry: dict[str, Any], budget: int,
+         long_line: LongLine | None = None) -> Reading:
     convs: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (carry.get("conversations") or {}).items()
                                         if isinstance(v, dict)}
     pending: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (carry.get("pending") or {}).items()
@@ -118,7 +119,7 @@ def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
             add(_loose_key(workspace, waiting["at"]), waiting["text"], waiting["at"], workspace)
 
     with open(path, "rb") as f:
-        for _offset, line_end, raw in iter_lines(f, start):
+        for _offset, line_end, raw in iter_lines(f, start, long_line):
             if end > start and end - start > budget:
                 at_eof = False
                 break

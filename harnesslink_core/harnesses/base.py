@@ -43,8 +43,10 @@ class Harness(Protocol):
         os.DirEntry of a folder scan (cheaper where a harness keeps thousands of files)."""
         ...
 
-    def read(self, path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
-        """Decode complete lines from `start`; stop before a new turn once `budget` bytes are read."""
+    def read(self, path: Path, start: int, carry: dict[str, Any], budget: int,
+             long_line: LongLine | None = None) -> Reading:
+        """Decode complete lines from `start`; stop before a new turn once `budget` bytes are read. A partial
+        last line past MAX_LINE is scanned from where `long_line` says, and noted there (`iter_lines`)."""
         ...
 
     def unreadable(self, locs: Locations) -> str | None:
@@ -63,8 +65,8 @@ CHUNK = 1024 * 1024  # a line is read this much at a time until its end is found
 
 class LongLine:
     """Where a partial last line past MAX_LINE starts and how far it has been scanned: [start, scanned],
-    or None. The pass keeps it in the file's read position, so the next read scans only what was
-    added to that line since (see `remembering_long_line`)."""
+    or None. The pass keeps it in the file's read position and hands it to the reader (`read`'s
+    `long_line`, then `iter_lines`'s), so the next read scans only what was added to that line since."""
 
     __slots__ = ("value",)
 
@@ -72,24 +74,6 @@ class LongLine:
         ok = (isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value)
               and 0 <= value[0] <= value[1])
         self.value: list[int] | None = list(value) if ok else None  # type: ignore[arg-type]
-
-
-_LONG_LINES: dict[str, LongLine] = {}
-
-
-class remembering_long_line:  # noqa: N801 - used as a `with` statement, like a function
-    """While a reader reads `path`, `iter_lines` skips the long line it was told of and updates it."""
-
-    def __init__(self, path: os.PathLike[str] | str, value: object) -> None:
-        self.key = os.fspath(path)
-        self.memo = LongLine(value)
-
-    def __enter__(self) -> LongLine:
-        _LONG_LINES[self.key] = self.memo
-        return self.memo
-
-    def __exit__(self, *exc: object) -> None:
-        _LONG_LINES.pop(self.key, None)
 
 
 def scan_files(folder: os.PathLike[str] | str, wanted: Callable[[str], bool], depth: int | None,
@@ -113,15 +97,14 @@ def scan_files(folder: os.PathLike[str] | str, wanted: Callable[[str], bool], de
             continue
 
 
-def iter_lines(f: BinaryIO, start: int) -> Iterator[tuple[int, int, bytes]]:
+def iter_lines(f: BinaryIO, start: int, memo: LongLine | None = None) -> Iterator[tuple[int, int, bytes]]:
     """Complete lines from `start`: (offset, end offset, raw bytes without the newline).
 
     A last line without its newline is still being written: it is not yielded,
     so the next read resumes before it. A line longer than MAX_LINE is yielded empty: it is
     scanned for its end a chunk at a time, never held whole; one still being written past
-    MAX_LINE is remembered (`remembering_long_line`), so the next read resumes its scan.
+    MAX_LINE is remembered in `memo` (the pass's, through the reader), so the next read resumes its scan.
     """
-    memo = _LONG_LINES.get(getattr(f, "name", None)) if _LONG_LINES else None  # type: ignore[arg-type]
     f.seek(start)
     offset = start
     while True:

@@ -25,7 +25,8 @@ from typing import Any
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
 from ..paths import Locations
-from .base import all_readable, blake2b, decode, is_injected, iter_lines, normalise_tool, strip_injected, text_of
+from .base import (LongLine, all_readable, blake2b, decode, is_injected, iter_lines, normalise_tool, strip_injected,
+                   text_of)
 
 NAME = "claude-code"
 unreadable = all_readable
@@ -154,7 +155,8 @@ def _turn_id(obj: dict[str, Any], text: str) -> str:
     return digest.hexdigest()
 
 
-def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
+def read(path: Path, start: int, carry: dict[str, Any], budget: int,
+         long_line: LongLine | None = None) -> Reading:
     carry = dict(carry)
     session_id = carry.get("session_id") or path.stem
     carry["session_id"] = session_id
@@ -175,7 +177,7 @@ def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
             current = None
 
     with open(path, "rb") as f:
-        for offset, line_end, raw in iter_lines(f, start):
+        for offset, line_end, raw in iter_lines(f, start, long_line):
             obj = decode(raw)
             if obj is None:
                 if raw.strip():

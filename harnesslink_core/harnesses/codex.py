@@ -42,7 +42,8 @@ from typing import Any, BinaryIO
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
 from ..paths import Locations
-from .base import decode, is_injected, iter_lines, loads, normalise_tool, our_tool, scan_files, strip_injected, text_of
+from .base import (LongLine, decode, is_injected, iter_lines, loads, normalise_tool, our_tool, scan_files,
+                   strip_injected, text_of)
 
 NAME = "codex"
 
@@ -108,7 +109,8 @@ def unreadable(locs: Locations) -> str | None:
     return f"{n} compressed rollouts (.jsonl.zst) are not read" if n else None
 
 
-def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
+def read(path: Path, start: int, carry: dict[str, Any], budget: int,
+         long_line: LongLine | None = None) -> Reading:
     facts = dict(carry)
     try:
         f = open(path, "rb")
@@ -117,7 +119,7 @@ def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
     with f:
         if start > 0 and "session_id" not in facts:
             _learn_from_head(f, facts)
-        return _RolloutReader(facts, start, budget).run(f)
+        return _RolloutReader(facts, start, budget).run(f, long_line)
 
 
 def _learn_from_head(f: BinaryIO, facts: dict[str, Any]) -> None:
@@ -200,10 +202,10 @@ class _RolloutReader:
         self.last_ts: float | None = None
         self.last_compaction: float | None = None
 
-    def run(self, f: BinaryIO) -> Reading:
+    def run(self, f: BinaryIO, long_line: LongLine | None = None) -> Reading:
         end = self.start
         at_eof = True
-        for offset, line_end, raw in iter_lines(f, self.start):
+        for offset, line_end, raw in iter_lines(f, self.start, long_line):
             over_budget = offset - self.start > self.budget
             if self.facts.get("excluded"):
                 if over_budget:

@@ -14,7 +14,7 @@ from typing import Any
 from ..model import Reading
 from ..paths import Locations
 from . import pi_family
-from .base import all_readable
+from .base import LongLine, all_readable
 
 NAME = "pi"
 unreadable = all_readable
@@ -32,5 +32,6 @@ def iter_transcripts(locs: Locations) -> Iterator[os.DirEntry[str]]:
     yield from pi_family.session_files(home(locs) / "sessions")
 
 
-def read(path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
-    return pi_family.read_session(NAME, path, start, carry, budget)
+def read(path: Path, start: int, carry: dict[str, Any], budget: int,
+         long_line: LongLine | None = None) -> Reading:
+    return pi_family.read_session(NAME, path, start, carry, budget, long_line)

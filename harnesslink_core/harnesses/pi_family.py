@@ -53,7 +53,7 @@ import orjson
 
 from ..clock import parse_iso
 from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
-from .base import blake2b, decode, iter_lines, normalise_tool, our_tool, scan_files, strip_injected, text_of
+from .base import LongLine, blake2b, decode, iter_lines, normalise_tool, our_tool, scan_files, strip_injected, text_of
 
 # Folders that sit beside the per-cwd session folders or inside them and never
 # hold top-level sessions (nicobailon/pi-subagents).
@@ -95,7 +95,8 @@ class _Building:
     calls: dict[str, tuple[str, Any]] = field(default_factory=dict)  # waiting tool calls: id -> (name, input)
 
 
-def read_session(harness: str, path: Path, start: int, carry: dict[str, Any], budget: int) -> Reading:
+def read_session(harness: str, path: Path, start: int, carry: dict[str, Any], budget: int,
+                 long_line: LongLine | None = None) -> Reading:
     """Decode complete lines of a pi/omp session file from `start` (see the module docstring)."""
     carry = dict(carry)
     if "subagent" not in carry:
@@ -106,7 +107,7 @@ def read_session(harness: str, path: Path, start: int, carry: dict[str, Any], bu
             _learn_head(f, carry)
         end = start
         at_eof = True
-        for offset, line_end, raw in iter_lines(f, start):
+        for offset, line_end, raw in iter_lines(f, start, long_line):
             entry = decode(raw)
             if entry is None:
                 if raw.strip() or line_end - offset > 1:

@@ -1,0 +1,121 @@
+"""The pass lock, `autobank.lock` in the agent dir: every writer of the bank holds it (the autobank pass,
+`memory_bank`, forget), and nothing else takes it (SPEC §5).
+
+`PassLock` is the lock itself, taken and let go many times by one pass; `holding` is the lock held for one
+whole change (a learning recorded, entries forgotten), `PassBusy` when a pass keeps it past the wait.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ..errors import PassBusy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's path)
+if TYPE_CHECKING:
+    from ..paths import Locations
+
+LOCK_POLL = 0.05
+BUSY = "an autobank pass is running and did not finish in time; try again in a moment"
+
+
+class PassLock:
+    """`autobank.lock`, taken with `fcntl.flock` as filelock takes it on Unix (the same file, the same
+    lock as any filelock of it), polled until `wait` runs out; filelock itself where there is no flock."""
+
+    def __init__(self, path: os.PathLike[str] | str) -> None:
+        self.path = os.fspath(path)
+        self.fd: int | None = None
+        self.fallback = None
+        self.held = False
+
+    def acquire(self, wait: float) -> bool:
+        if self.held:
+            return True
+        if self.fallback is None:
+            try:
+                import fcntl
+            except ImportError:
+                fcntl = None
+            if fcntl is not None:
+                taken = self._flock(fcntl, wait)
+                if taken is not None:
+                    return taken
+        return self._filelock(wait)
+
+    def _flock(self, fcntl, wait: float) -> bool | None:
+        """Taken, or not within `wait`; None where this file system has no flock."""
+        if self.fd is None:
+            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            try:
+                self.fd = os.open(self.path, flags, 0o666)
+            except PermissionError:  # someone else's lock file: a lock needs no write access
+                self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.held = True
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(min(LOCK_POLL, max(0.0, deadline - time.monotonic())))
+            except OSError:  # a file system without flock: filelock knows what to do there
+                os.close(self.fd)
+                self.fd = None
+                return None
+
+    def _filelock(self, wait: float) -> bool:
+        from filelock import FileLock, Timeout
+
+        if self.fallback is None:
+            self.fallback = FileLock(self.path)
+        try:
+            self.fallback.acquire(timeout=wait)
+        except Timeout:
+            return False
+        self.held = True
+        return True
+
+    def release(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        if self.fallback is not None:
+            self.fallback.release()
+        else:
+            import fcntl
+
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        self.release()
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class holding:  # noqa: N801 - used as a `with` statement, like a function
+    """`with holding(locs, wait):` the pass lock held inside, for one whole change; `busy` (the caller's
+    error, PassBusy by default) raised with BUSY when another writer keeps it past `wait` seconds."""
+
+    def __init__(self, locs: Locations, wait: float, busy: type[Exception] = PassBusy) -> None:
+        self.lock = PassLock(locs.pass_lock)
+        self.wait = wait
+        self.busy = busy
+        locs.agent_dir.mkdir(parents=True, exist_ok=True)
+
+    def __enter__(self) -> None:
+        try:
+            taken = self.lock.acquire(self.wait)
+        except BaseException:
+            self.lock.close()
+            raise
+        if not taken:
+            self.lock.close()
+            raise self.busy(BUSY)
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.close()
