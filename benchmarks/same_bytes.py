@@ -43,6 +43,7 @@ PASS_NOW = NOW + 3600.0  # an hour after the last turn: every answered turn sett
 # ledger columns that hold the wall clock of the run (not the pass's clock) or where on the disk a copy landed
 LEDGER_MASKED = {"updated", "applied_at", "dev", "ino"}
 INDEX_MASKED = {"mtime_ns", "dir_mtime_ns"}  # the entry files' and folders' times: when the run wrote them
+CHECKOUT_STAMPS = {"vocabulary"}  # an index meta row: the size and time of the checkout's vocabulary file
 
 CHILD = r"""
 import sys
@@ -89,7 +90,7 @@ def database_part(path: Path, masked: set[str]) -> list[str]:
             cursor = conn.execute(f'SELECT * FROM "{table}"')
             columns = [d[0] for d in cursor.description]
             rows = sorted(repr(tuple("(masked)" if c in masked else v for c, v in zip(columns, row)))
-                          for row in cursor)
+                          for row in cursor if row[0] not in CHECKOUT_STAMPS)
             lines.append(f"## {table} {columns}")
             lines += rows
         return lines
