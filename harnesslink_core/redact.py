@@ -70,8 +70,9 @@ def _first_letter_split(glued: tuple[str, ...], bare: tuple[str, ...]) -> str:
     return "|".join(alts)
 
 
-_SECRET_WORDS_FAST = _first_letter_split(("password", "passwd", "passphrase", "token", "secret", "credentials",
-                                          "credential"), ("pass", "pwd", "key", "auth"))
+_GLUED_WORDS = ("password", "passwd", "passphrase", "token", "secret", "credentials", "credential")
+_BARE_WORDS = ("pass", "pwd", "key", "auth")
+_SECRET_WORDS_FAST = _first_letter_split(_GLUED_WORDS, _BARE_WORDS)
 
 # (kind, expression, keywords, flags). Order matters: tokens first, then gitleaks' rules, then the
 # forms that name a secret by its context (`_LATE`).
@@ -308,7 +309,7 @@ _NOT_SECRET_KEYS = ("partition", "sort", "primary", "foreign", "cache", "routing
 
 class Rule:
     __slots__ = ("kind", "source", "keywords", "group", "entropy", "allow", "_compiled", "_needs", "_width", "_starts",
-                 "_inside", "_scans_fast")
+                 "_inside", "_scans_fast", "_heads")
 
     def __init__(self, kind: str, source: str, keywords: tuple[str, ...], group: int = 0, entropy: float = 0.0,
                  allow: tuple = ()) -> None:
@@ -320,6 +321,7 @@ class Rule:
         self._starts: tuple[str, ...] | None | bool = False
         self._inside: tuple[tuple[str, ...], int, int] | None | bool = False
         self._scans_fast: bool | None = None
+        self._heads: dict[str, re.Pattern[str]] | None | bool = False
 
     @property
     def starts(self) -> tuple[str, ...] | None:
@@ -343,6 +345,14 @@ class Rule:
             else:
                 self._inside = None
         return self._inside  # type: ignore[return-value]
+
+    @property
+    def heads(self) -> dict[str, re.Pattern[str]] | None:
+        """`_KNOWN_HEADS`, compiled, by the start each is led by (None: not known)."""
+        if self._heads is False:
+            known = _KNOWN_HEADS.get(self.source)
+            self._heads = None if known is None else {head: re.compile(head + rest) for head, rest in known.items()}
+        return self._heads  # type: ignore[return-value]
 
     @property
     def scans_fast(self) -> bool:
@@ -597,13 +607,23 @@ def _dense(low: str) -> int:
     return max(_DENSE_NEAR, len(low) // 16)
 
 
-def _places(start: str, low: str, seen: dict[str, list[int] | None]) -> list[int] | None:
-    """Where `start` is in `low` (None: more than `_dense` places); `seen` keeps them for the other rules."""
+def _most_tried(rule: Rule, size: int) -> int:
+    """The most places of its `inside` strings at which `_windowed` tries `rule` in a text of `size` characters;
+    past that it scans the text, so finding more of them is wasted."""
+    if rule.inside[1]:  # type: ignore[index]
+        return _DENSE_NEAR  # a search around each place costs more than a match at it
+    # a scan of a fast rule costs about what 2,000 calls do per megabyte
+    return (size >> 9) + 64 if rule.scans_fast else max(_DENSE_NEAR, size // 16)
+
+
+def _places(start: str, low: str, seen: dict[str, list[int] | None], most: int = 0) -> list[int] | None:
+    """Where `start` is in `low` (None: more than `most`, or `_dense`, places); `seen` keeps them for the other
+    rules."""
     if start in seen:
         return seen[start]
     got: list[int] | None = []
-    dense = _dense(low)
-    if low.count(start, 0, _CHUNK) * -(-len(low) // _CHUNK) > dense:  # as dense in the first chunk: dense
+    dense = most or _dense(low)
+    if _counted_dense(start, low, low.count(start, 0, _CHUNK), dense):
         seen[start] = None
         return None
     i = low.find(start)
@@ -618,6 +638,18 @@ def _places(start: str, low: str, seen: dict[str, list[int] | None]) -> list[int
 
 
 _CHUNK = 1 << 16
+
+
+def _counted_dense(start: str, low: str, in_a_chunk: int, most: int) -> bool:
+    """Whether `start`, found `in_a_chunk` times in one chunk of `low`, is past `most` places in all of it, when
+    `most` is more than is cheap to gather: as dense in every chunk, and counted when it would be less than
+    twice as dense (at `str.count` speed; the count leaves out overlapping places, so past `most` it is dense)."""
+    expected = in_a_chunk * -(-len(low) // _CHUNK)
+    if expected <= most or most <= _DENSE_NEAR:
+        return False  # gathered, and found dense once it is
+    return expected > 2 * most or low.count(start) > most
+
+
 _AUTOMATA: dict[tuple[str, ...], Any] = {}
 
 
@@ -644,41 +676,50 @@ def _automaton(strings: tuple[str, ...], dfa: bool = False) -> Any:
     return got
 
 
-def _find_all(strings: list[str], low: str, seen: dict[str, list[int] | None]) -> None:
-    """`_places` of each of `strings` into `seen`, in one pass over `low` for many of them: a `find` costs
-    ~0.5 ms per MB, and ~200 vendored rules each have a start or two. The pass goes a chunk at a time, and a
-    string past `_dense` places leaves the automaton (its places are None), so a dense text costs no more than
-    that many places per string."""
-    most = _dense(low)
+def _find_all(strings: list[str], low: str, seen: dict[str, list[int] | None], most: dict[str, int]) -> None:
+    """`_places` of each of `strings` into `seen`, in one pass over `low` for many of them (~200 vendored rules
+    each have a start or two, and a `find` for each reads the text again). The pass goes a chunk at a time, and
+    a string past the places its rules are tried at (`most`, else `_dense`) leaves the automaton (its places are
+    None: they scan), so a dense string costs a count, not a place gathered for each."""
+    dense_at = _dense(low)
+    limit = {s: most.get(s) or dense_at for s in strings}
     for start in dict.fromkeys(strings):
-        if len(start) == 1 and start not in seen and low.count(start) > most:
+        if len(start) == 1 and start not in seen and low.count(start) > limit[start]:
             seen[start] = None  # a character: counted at memchr speed, not gathered to find it dense
     todo = [s for s in dict.fromkeys(strings) if s not in seen]
     ac = _automaton(tuple(todo), dfa=True) if len(todo) > 8 else None
     if ac is None:
         for start in todo:
-            _places(start, low, seen)
+            _places(start, low, seen, limit[start])
         return
     found: list[list[int]] = [[] for _ in todo]
     live = list(range(len(todo)))
     overlap = max(map(len, todo)) - 1
+    chunks = -(-len(low) // _CHUNK)
+    judged: set[int] = set()  # as dense as `most` in a chunk, not dense by `_counted_dense`: by its places
     for c0 in range(0, len(low), _CHUNK):
         got = ac.find_matches_as_indexes(low[c0:c0 + _CHUNK + overlap], overlapping=True)
         dense = []
-        if len(got) > _DENSE_NEAR:  # counted first, so the places of a string that turns dense are not gathered
+        if not c0 or len(got) > _DENSE_NEAR:
+            # counted first, so the places of a string that turns dense are not gathered
             from collections import Counter
             from operator import itemgetter
 
-            chunks = -(-len(low) // _CHUNK)  # a string this dense in one chunk is taken as dense in all
-            dense = [live[k] for k, n in Counter(map(itemgetter(0), got)).items()
-                     if len(found[live[k]]) + n > most or n * chunks > most]
+            for k, n in Counter(map(itemgetter(0), got)).items():
+                i = live[k]
+                if len(found[i]) + n > limit[todo[i]]:
+                    dense.append(i)
+                elif i not in judged and n * chunks > limit[todo[i]]:
+                    if _counted_dense(todo[i], low, n, limit[todo[i]]):
+                        dense.append(i)
+                    judged.add(i)
             if dense:
                 gone = {live.index(i) for i in dense}
                 got = [m for m in got if m[0] not in gone]
         for k, at, _ in got:
             if at < _CHUNK:  # one starting in the overlap is the next chunk's
                 found[live[k]].append(c0 + at)
-        dense += [i for i in live if len(found[i]) > most and i not in dense]
+        dense += [i for i in live if len(found[i]) > limit[todo[i]] and i not in dense]
         if dense:
             for i in dense:
                 seen[todo[i]] = None
@@ -733,15 +774,19 @@ def _windowed(rule: Rule, text: str, low: str, seen: dict[str, list[int] | None]
     strings; its keywords looked for only once it matches. `edits` as `_replace` fills it."""
     strings, lead, reach = rule.inside  # type: ignore[misc]
     found: list[int] = []
-    for start in strings:
-        got = _places(start, low, seen)
+    most = _most_tried(rule, len(low))
+    heads = rule.heads if not lead else None
+    # the strings found densely last: the places of the rest may already be too many
+    for start in sorted(strings, key=lambda s: _places(s, low, seen, most) is None):
+        got = _places(start, low, seen, most)
+        if got is None and heads is not None:  # dense: where it begins a match, found by its head
+            got = _head_places(heads[start], low, most - len(found))
         if got is None:
             break
         found += got
-    else:
-        got = found if not lead or len(found) <= _DENSE_NEAR else None
-    if got is not None and len(got) > (len(low) >> 9) + 64 and rule.scans_fast:
-        got = None  # a scan of a fast rule costs about what 2,000 calls do per megabyte
+        if len(found) > most:
+            got = None
+            break
     if got is None:  # dense: one scan costs less than a call per place
         return _replace(rule, text, edits) if any(kw in low for kw in rule.keywords) else text
     if not found:
@@ -767,6 +812,14 @@ def _windowed(rule: Rule, text: str, low: str, seen: dict[str, list[int] | None]
         return text
     out.append(text[last:])
     return "".join(out)
+
+
+def _head_places(head: re.Pattern[str], low: str, most: int) -> list[int] | None:
+    """Where `head` (one of `Rule.heads`) finds a match may start in `low` (None: more than `most` places)."""
+    from itertools import islice
+
+    found = [m.start() for m in islice(head.finditer(low), most + 1)]
+    return found if len(found) <= most else None
 
 
 def _matches_at(pattern: re.Pattern[str], text: str, found: list[int]) -> Any:
@@ -884,6 +937,25 @@ _OURS = frozenset(s for _, s, _ in _EARLY + _LATE)
 # Starts `_prefixes` cannot read: every secret-assignment match starts with its secret word (`w`), and in
 # `_folded` text that word starts with one of these.
 _KNOWN_STARTS = {_LATE[-1][1]: ("pass", "pwd", "token", "secret", "credential", "key", "auth")}
+
+
+def _assignment_heads(starts: tuple[str, ...]) -> dict[str, str]:
+    """For each start of a secret word, over the folded text: the rest of the words it begins (a bare one after
+    a name's character), then an operator. No word holds its start twice, so a scan that takes a word skips no
+    place of the start."""
+    heads = {}
+    for start in starts:
+        rests = [w[len(start):] for w in _GLUED_WORDS if w.startswith(start)]
+        rests += [r"(?<=[a-z0-9_.\-]" + w + ")" for w in _BARE_WORDS if w == start]
+        heads[start] = "(?:" + "|".join(rests) + ")(?=" + _OP + ")"
+    return heads
+
+
+# For each of a rule's starts, what follows it wherever a match begins there (over the folded text; led by the
+# start, `re` skips from one place of it to the next): fewer places than the start's, for a text that holds it
+# densely, where the rule's own scan tries every character a match can start with (a megabyte of `openssl
+# -passin pass:`, a bare `pass` after a space every 21 characters).
+_KNOWN_HEADS = {_LATE[-1][1]: _assignment_heads(_KNOWN_STARTS[_LATE[-1][1]])}
 # Strings one of which every match holds at most `lead` characters after its start (by the expression, read
 # by hand; keyed by the exact source, so a changed rule falls back to a scan): `_windowed` searches only the
 # places from `lead` before each.
@@ -1119,12 +1191,17 @@ def _redact_long(rules: list[Rule], text: str) -> str:
     seen: dict[str, list[int] | None] = {}
     todo = _runnable(rules, text, low)
     windowed = [i for i, at_start in todo if not at_start and rules[i].inside is not None]
+    most: dict[str, int] = {}  # the most places of a string a rule that looks for it tries it at
+    for k in windowed:
+        for s in rules[k].inside[0]:  # type: ignore[index]
+            most[s] = max(most.get(s, 0), _most_tried(rules[k], len(low)))
     for i, at_start in todo:
         rule = rules[i]
         edits: list[tuple[int, int, int]] = []
         if not at_start and rule.inside is not None:
             if any(s not in seen for s in rule.inside[0]):  # the rest's starts too, in one pass
-                _find_all([s for k in windowed if k >= i for s in rules[k].inside[0]], low, seen)  # type: ignore[index]
+                rest = [s for k in windowed if k >= i for s in rules[k].inside[0]]  # type: ignore[index]
+                _find_all(rest, low, seen, most)
             new = _windowed(rule, text, low, seen, edits)
         elif not any(kw in low for kw in rule.keywords):
             continue  # an earlier rule took the keyword away

@@ -212,6 +212,12 @@ COMMAND_HOSTILE = {
     "aws configure set": _times("aws configure set aws_secret_access_key "),
 }
 HOSTILE.update(COMMAND_HOSTILE)
+# A secret word the assignment rule starts with, a megabyte of it where it never starts one (a bare `pass` after
+# a space, `-passin`): the rule's own scan would try every p, s and a there.
+DENSE_START = {unit: _times(unit) for unit in (
+    "openssl -passin pass:", "openssl -passout pass:", "openssl enc -pass pass:", "openssl -passin env:",
+    " pass:", "a pass:", "(pass:", "- pass:", "Pass: ", "PASS:", "pass:pass:")}
+HOSTILE.update(DENSE_START)
 
 
 def _keywords_among(base: str, every: int) -> str:
@@ -235,6 +241,26 @@ def _best_of_5(text: str) -> float:
 def test_hostile_megabyte_is_linear(name: str) -> None:
     redact("warm up: password=abc ghp_x")
     assert _best_of_5(HOSTILE[name]) <= 0.05
+
+
+def _cpu_best_of_5(text: str) -> float:
+    best = float("inf")
+    for _ in range(5):
+        t = time.process_time()
+        redact(text)
+        best = min(best, time.process_time() - t)
+    return best
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(DENSE_START))
+def test_a_densely_held_secret_word_costs_less_than_a_megabyte_of_code(name: str) -> None:
+    dense = DENSE_START[name]
+    text = dense[:len(dense) // 2] + " DB_PASS=DenseStart9Secret " + dense[len(dense) // 2:] + " x.api_key: 'k3yAtTheEnd'"
+    out = redact(text)
+    assert "DenseStart9Secret" not in out and "k3yAtTheEnd" not in out
+    # against a megabyte measured beside it, in CPU time: the machine's other load weighs on both alike
+    assert _cpu_best_of_5(text) <= 0.75 * _cpu_best_of_5(HOSTILE["random-code-lines"])
 
 
 @pytest.mark.slow
