@@ -546,7 +546,7 @@ def run(argv: list[str], stdin=None, *, defer: bool = False) -> HookRun:
             return result
         ctx = Context(opts, payload, defer=defer)
         if not opts.dry_run:
-            ctx.after_answer(lambda: _record_run(ctx), "could not record that the hook ran")
+            ctx.after_answer(lambda: _record_run(ctx), "could not record that the hook ran", now=True)
         try:
             result.context = HANDLERS[result.event](ctx) or ""
         finally:

@@ -17,17 +17,7 @@ _APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr
 def open_regular(path: str) -> int | None:
     """A read-only descriptor of the regular file at `path` (the caller closes it), or None where it is
     missing, unreadable, a symlink, or not a regular file: for a file read in pieces, such as a log's tail."""
-    try:
-        fd = os.open(path, _FLAGS)
-    except (OSError, ValueError):
-        return None
-    try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
+    return _open_regular(path, _FLAGS)
 
 
 def read_regular(path: str, limit: int) -> bytes | None:
@@ -107,7 +97,11 @@ def open_append(path: str, mode: int = 0o644, *, readable: bool = False) -> int 
     """A descriptor appending to the regular file at `path`, made if missing (the caller closes it), that
     can also be read when `readable`; None where `path` is a symlink, a FIFO (opening one to write waits
     for a reader), or anything else."""
-    flags = (_APPEND_FLAGS & ~os.O_WRONLY) | os.O_RDWR if readable else _APPEND_FLAGS
+    return _open_regular(path, (_APPEND_FLAGS & ~os.O_WRONLY) | os.O_RDWR if readable else _APPEND_FLAGS, mode)
+
+
+def _open_regular(path: str, flags: int, mode: int = 0o644) -> int | None:
+    """A descriptor of `path` opened with `flags` when it is a regular file (the caller closes it), else None."""
     try:
         fd = os.open(path, flags, mode)
     except (OSError, ValueError):

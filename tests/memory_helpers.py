@@ -308,3 +308,16 @@ def end_encoder(server: subprocess.Popen) -> None:
     if server.poll() is None:
         server.kill()
     server.wait(10)
+
+
+def superseding_world(tmp_path: Path) -> tuple[dict[str, str], Locations, str]:
+    """`corpus_world`, plus a newer entry of the shop on the login work (the one that supersedes its midnight
+    logout entry): the environment, the locations and the newer entry's id."""
+    env, locs = corpus_world(tmp_path)
+    newer = write_entry(
+        locs, SHOP, title="Session cookie expiry now comes from the auth service",
+        actions=[("edit", {"path": "src/auth/session.py"})],
+        result="The login session cookie no longer computes its own expiry at all: the auth service sets it, so "
+               "the midnight logout cannot come back whatever the server's timezone.",
+        ts="2026-08-28T15:00:00.000Z", harness="codex", session_id="cx-20")
+    return env, locs, f"{project_slug(SHOP)}/bank/{newer.name}"

@@ -17,7 +17,7 @@ from harnesslink_core.main import main
 from harnesslink_core.recall import index
 from harnesslink_core.store import trust
 from harnesslink_core.store.scope import project_slug
-from memory_helpers import BLOG, SHARED_LIB, SHOP, corpus_world, run_hook, write_entry
+from memory_helpers import BLOG, SHARED_LIB, SHOP, corpus_world, run_hook, superseding_world, write_entry
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 SLUG = project_slug(SHOP)
@@ -27,14 +27,7 @@ TRUST_MD = trust.TRUST_FILE
 
 @pytest.fixture
 def world(tmp_path):
-    env, locs = corpus_world(tmp_path)
-    newer = write_entry(
-        locs, SHOP, title="Session cookie expiry now comes from the auth service",
-        actions=[("edit", {"path": "src/auth/session.py"})],
-        result="The login session cookie no longer computes its own expiry at all: the auth service sets it, so "
-               "the midnight logout cannot come back whatever the server's timezone.",
-        ts="2026-08-28T15:00:00.000Z", harness="codex", session_id="cx-20")
-    return env, locs, f"{SLUG}/bank/{newer.name}"
+    return superseding_world(tmp_path)
 
 
 def injected(env, session="s-trust") -> str:

@@ -15,7 +15,7 @@ import pytest
 from harnesslink_core.main import main
 from harnesslink_core.store import history, trust
 from harnesslink_core.store.scope import project_slug
-from memory_helpers import SHARED_LIB, SHOP, corpus_world, run_hook, write_entry
+from memory_helpers import SHARED_LIB, SHOP, corpus_world, run_hook, superseding_world, write_entry
 
 SLUG, LIB = project_slug(SHOP), project_slug(SHARED_LIB)
 LOGIN = f"{SLUG}/bank/2026-08-20T09-12-00-000Z--the-login-test-fails-every-night-around-midnight.md"
@@ -27,14 +27,7 @@ RETRY_PROMPT = "does the shared http client retry failed calls with exponential 
 
 @pytest.fixture
 def world(tmp_path):
-    env, locs = corpus_world(tmp_path)
-    newer = write_entry(
-        locs, SHOP, title="Session cookie expiry now comes from the auth service",
-        actions=[("edit", {"path": "src/auth/session.py"})],
-        result="The login session cookie no longer computes its own expiry at all: the auth service sets it, so "
-               "the midnight logout cannot come back whatever the server's timezone.",
-        ts="2026-08-28T15:00:00.000Z", harness="codex", session_id="cx-20")
-    return env, locs, f"{SLUG}/bank/{newer.name}"
+    return superseding_world(tmp_path)
 
 
 def name(entry: str) -> str:

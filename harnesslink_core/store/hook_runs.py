@@ -1,5 +1,5 @@
 """When each hook last ran, as the hook itself records it: `<agent dir>/hook-runs/<harness>--<event>`, one
-line (the time and the version that ran) rewritten by each run, after its answer. 4 harnesses × 4 events
+line (the time and the version that ran) rewritten by a run when it is over a minute old. 4 harnesses × 4 events
 bound it to 16 small files; `harnesslink doctor` reads them to tell a hook that is wired but silent."""
 
 from __future__ import annotations
@@ -10,12 +10,19 @@ from .. import __version__
 from ..safefile import open_append, read_regular_text
 
 FOLDER = "hook-runs"
+FRESH_SECONDS = 60.0  # a record this recent is not rewritten: "ran lately" needs no finer time
 
 
 def record(locs, harness: str, event: str, now: float) -> None:
+    """Cheap enough to run before the answer (a stat, mostly), so recording it never costs a fork after."""
     folder = os.path.join(locs.agent_path, FOLDER)
-    os.makedirs(folder, exist_ok=True)
-    fd = open_append(os.path.join(folder, f"{harness}--{event}"))  # never a FIFO or a link planted there
+    path = os.path.join(folder, f"{harness}--{event}")
+    try:
+        if 0 <= now - os.lstat(path).st_mtime < FRESH_SECONDS:
+            return
+    except OSError:
+        os.makedirs(folder, exist_ok=True)
+    fd = open_append(path)  # never a FIFO or a link planted there
     if fd is None:
         return
     try:
