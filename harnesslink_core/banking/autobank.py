@@ -30,7 +30,7 @@ from .. import clock, config, log
 from ..errors import LockLost
 from ..store.ledger import open_ledger
 from ..store.lock import PassLock
-from . import background, plan
+from . import background, finish, plan
 from .pass_state import COMMIT_WAIT, PassReport, PassState, StopSignal
 from .plan import KEPT_OUT, unread_bytes  # noqa: F401 - the pass's own names, for its callers (status, backfill)
 
@@ -173,8 +173,6 @@ class _Pass(PassState):
             if any(planned.todo for planned in plans):
                 self._read_and_commit(plans, stop)
             self.locked()
-            from . import finish  # the stage every pass ends with; its own imports wait for work to finish
-
             finish.finish_projects(self)
             finish.propose_supersessions(self)
         except LockLost:

@@ -6,7 +6,8 @@ project its MAIN.md index, its day summaries and its IDENTITY.md, the search ind
 (`recall.index.refresh`), and, in a detecting pass, TRUST.md the supersessions those entries may bring
 (`control.detect`, proposed, never applied). What could not be finished (a full disk, a read-only
 folder) is remembered in the ledger and retried by the next pass; temporary files a killed writer left
-are swept.
+are swept. Every pass ends here, most with nothing to finish (a stop hook's): what finishing needs is
+imported only once there is something to finish.
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ class PassState:
         self.report.errors += 1
         failure = failure or (exc if isinstance(exc, (OSError, _sqlite3().Error)) else None)
         if failure is not None:
-            from ..errors import describe
+            from ..errors import describe  # it redacts: imported with the first failure, not by every pass
 
             self.report.failure = describe(failure, self.locs)
         log.error(self.locs, message, exc)

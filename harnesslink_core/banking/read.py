@@ -10,10 +10,13 @@ too; `save_position` records where a read ended, once its turns are committed.
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 from .. import log
 from ..harnesses import base
+from ..store import bank
 from ..store.ledger import FileRecord
 from . import settle
 from .pass_state import FileWork
@@ -22,7 +25,6 @@ from .plan import KEPT_OUT, kept_out
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from ..harnesses.base import Harness
     from ..model import Reading
@@ -150,13 +152,11 @@ def read_fresh(p: PassState, harness: Harness, path: str, window: float
     """In the read-ahead's child: a transcript never read before, whole, and for each turn `settle.prepare`
     may bank, its entry, its checkpoint's note and its index columns, as the pass would make them (from the
     same reading: `read_ahead`)."""
-    from ..store import bank
-
-    if kept_out(p, peek_cwd(_as_path(path))):
+    if kept_out(p, peek_cwd(Path(path))):
         return None  # not read past its cwd, here as by the pass (`_skip_kept_out`)
     p.remember_redactions()
     memo = base.LongLine(None)
-    reading = harness.read(_as_path(path), 0, {}, p.budget, memo)
+    reading = harness.read(Path(path), 0, {}, p.budget, memo)
     made: list[tuple[Entry, str, tuple | None] | None] = []
     fallback_cwd = reading.session.cwd if reading.session else ""
     for turn in reading.turns:
@@ -199,8 +199,6 @@ def _start(p: PassState, path: Path, st: os.stat_result, rec: FileRecord | None)
 def save_position(p: PassState, work: FileWork, still_open: list[tuple[int, float]]) -> None:
     """The next read resumes at the first turn still open, else where this one ended (SPEC §5);
     a partial line past the cap is remembered, so the next read skips what it scanned of it."""
-    import json
-
     reading, st, rec = work.reading, work.st, work.rec
     head_digest, anchor = _digests(work.path, reading.end, st.st_size)
     session = reading.session
@@ -230,8 +228,6 @@ def _digests(path: Path, end: int, size: int) -> tuple[str, str]:
 def peek_cwd(path: Path) -> str | None:
     """The first `cwd` a transcript names (Claude Code lines, Codex session_meta and turn_context,
     pi/omp session headers), reading no further than needed."""
-    import json
-
     try:
         with open(path, "rb") as f:
             read = 0
@@ -255,9 +251,3 @@ def peek_cwd(path: Path) -> str | None:
     except OSError:
         return None
     return None
-
-
-def _as_path(text: str) -> Path:
-    from pathlib import Path
-
-    return Path(text)

@@ -19,7 +19,9 @@ A caller killed between the steps loses nothing: a later pass takes over the res
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+from ..fastsqlite import sqlite3
 from . import durable, history
 from .bank import Listing, find_entry
 from .scope import project_slug
@@ -27,7 +29,6 @@ from .scope import project_slug
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from ..paths import Locations
     from .bank import Entry
@@ -89,7 +90,7 @@ def commit_entries(locs: Locations, ledger: Ledger, items: list[ToCommit], *, ow
     try:
         _mark(ledger, done.written)
     except Exception as exc:
-        if ledger_decides or not _database_error(exc):
+        if ledger_decides or not isinstance(exc, sqlite3.Error):
             raise
     records += [history.event(item.event, item.actor, entry=history.entry_id(path), session=item.session,
                               detail=item.detail) for item, path, _ in done.written]
@@ -131,7 +132,7 @@ def _rewrote(ledger: Ledger, item: ToCommit, done: Committed, records: list[dict
     if entry is None:
         return False
     if revision != item.revision and os.path.exists(entry):
-        durable.rewrite(_as_path(entry), item.entry)
+        durable.rewrite(Path(entry), item.entry)
         ledger.set_revision(item.key, item.revision or "")
         done.rewritten.add(os.path.basename(os.path.dirname(os.path.dirname(entry))))
         records.append(history.event("rewritten", item.actor, entry=history.entry_id(entry), session=item.session))
@@ -218,13 +219,3 @@ def _listing(listings: dict[Path, set[str]], folder: Path) -> set[str]:
     return listings[folder]
 
 
-def _database_error(exc: BaseException) -> bool:
-    from ..fastsqlite import sqlite3
-
-    return isinstance(exc, sqlite3.Error)
-
-
-def _as_path(text: str) -> Path:
-    from pathlib import Path
-
-    return Path(text)
