@@ -16,6 +16,8 @@ classes as the `sqlite3` package (which re-exports them).
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 
 
@@ -50,6 +52,51 @@ def _load():
 
 
 sqlite3 = _load()
+
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+class NotARegularFile(sqlite3.OperationalError):
+    """A database, or one of its side files, that is not a regular file: never opened. SQLite opens what is
+    there without asking what it is, and a FIFO holds whoever opens it read-only until it is killed."""
+
+
+def refusal(path: str) -> str | None:
+    """Why the database at `path` must not be opened (a FIFO, a symlink, a folder, a socket or a device
+    as it or as its -wal, -shm or -journal file), or None: each is a regular file itself, or not there."""
+    for name in (path, *(path + suffix for suffix in SIDE_FILES)):
+        try:
+            mode = os.lstat(name).st_mode
+        except (OSError, ValueError):
+            continue  # not there (SQLite makes it), or not ours to judge: SQLite's own open fails
+        if not stat.S_ISREG(mode):
+            return f"{name} is {_kind(mode)}, not a regular file: it is not opened (remove it to go on)"
+    return None
+
+
+def _kind(mode: int) -> str:
+    for test, words in ((stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"),
+                        (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "a device"
+
+
+def usable(path: str) -> bool:
+    """Whether the database at `path` is there and may be opened (`refusal`)."""
+    return os.path.exists(path) and refusal(path) is None
+
+
+def connect(path: str, *, read_only: bool = False, immutable: bool = False, **options):
+    """The one way our code opens a database file: `sqlite3.connect(path, **options)` (read-only, and
+    immutable too, by a URI), once `refusal` finds nothing wrong with it; NotARegularFile otherwise."""
+    why = refusal(path)
+    if why is not None:
+        raise NotARegularFile(why)
+    if not (read_only or immutable):
+        return sqlite3.connect(path, **options)
+    uri = "file:" + path.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+    return sqlite3.connect(uri + ("&immutable=1" if immutable else ""), uri=True, **options)
 
 
 class Transaction:

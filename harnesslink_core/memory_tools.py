@@ -515,7 +515,8 @@ _IMPLEMENTATIONS = {
 # --- plumbing -------------------------------------------------------------------------------------------------
 
 class _index_errors:
-    """`with _index_errors():` the search index unavailable or busy inside is a ToolError saying so."""
+    """`with _index_errors():` the search index unavailable or busy inside, or a ledger or index that is not a
+    regular file, is a ToolError saying so."""
 
     def __enter__(self) -> None:
         return None
@@ -524,7 +525,10 @@ class _index_errors:
         import sqlite3
 
         from .errors import IndexUnavailable
+        from .fastsqlite import NotARegularFile
 
+        if isinstance(exc, NotARegularFile):
+            raise ToolError(str(exc)) from None
         if isinstance(exc, IndexUnavailable):
             raise ToolError(f"the memory index cannot be opened right now ({exc}); try again shortly") from None
         if isinstance(exc, sqlite3.OperationalError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -112,14 +113,18 @@ def test_status_recall_and_the_mcp_search_answer_at_once_beside_fifos(world) -> 
     assert "config.yml" in status.stdout.decode()  # a FIFO as config.yml is a problem it names
     recall = timed(lambda: cli(env, "recall", "session cookie midnight", "--cwd", cwd))
     assert recall.returncode == 0 and b"midnight" in recall.stdout, recall.stderr
+    assert "midnight" in json.dumps(mcp_search(env, cwd)), "the memory still comes back, the FIFOs skipped"
+
+
+def mcp_search(env: dict[str, str], cwd: str) -> dict:
+    """memory_search through the MCP server, as a harness calls it: the call's result."""
     frames = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
               {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                "params": {"name": "memory_search", "arguments": {"query": "session cookie midnight"}}}]
     data = b"".join(json.dumps(f).encode() + b"\n" for f in frames)
     served = timed(lambda: cli(env, "mcp", "--harness", "codex", stdin=data, cwd=cwd))
-    replies = [json.loads(line) for line in served.stdout.splitlines()]
-    assert "midnight" in json.dumps(replies[-1]["result"]), replies
+    return [json.loads(line) for line in served.stdout.splitlines()][-1]["result"]
 
 
 def outside_project(tmp_path: Path, cwd: str) -> Path:
@@ -161,3 +166,47 @@ def test_a_symlinked_folder_in_the_tree_is_never_followed(world, tmp_path: Path,
     backfill = cli(env, "backfill", "--days", "3650")
     assert backfill.returncode == 0, backfill.stderr
     assert sorted(p.name for p in outside.rglob("*")) == before  # nothing written through the link
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm", "-journal"])
+@pytest.mark.parametrize("database", ["ledger", "index"])
+def test_a_database_that_is_not_a_regular_file_is_never_opened(world, tmp_path: Path, database: str, suffix: str,
+                                                                kind: str) -> None:
+    """The ledger or the index, or one of its side files, as a FIFO (an open waits for a writer) or a link
+    (to a file outside, which would be written through): the hooks answer as without it, the verbs say so in
+    one line, and nothing is opened."""
+    from harnesslink_core.store.ledger import open_ledger
+
+    env, locs, cwd, session = world
+    open_ledger(locs).close()
+    path = Path((locs.ledger_path if database == "ledger" else locs.index_path) + suffix)
+    outside = tmp_path / "outside.db"
+    outside.write_bytes(b"")
+    if path.exists():
+        path.unlink()
+    os.mkfifo(path) if kind == "fifo" else path.symlink_to(outside)
+
+    for event in ("session-start", "user-prompt-submit", "stop"):
+        payload = {"session_id": "s-live", "cwd": cwd, "prompt": PROMPT, "source": "startup",
+                   "transcript_path": str(session.path)}
+        out = timed(lambda: run_hook(env, event, "--harness", "codex", stdin=json.dumps(payload), timeout=3 * QUICK))
+        assert out.returncode == 0, out.stderr
+        answer = json.loads(out.stdout)
+        if event == "user-prompt-submit" and database == "ledger":
+            assert "midnight" in answer["hookSpecificOutput"]["additionalContext"]  # as with no ledger yet
+    status = timed(lambda: cli(env, "status"))
+    recall = timed(lambda: cli(env, "recall", "session cookie midnight", "--cwd", cwd))
+    searched = mcp_search(env, cwd)
+
+    if database == "ledger":
+        assert status.returncode == 1
+        assert len(status.stderr.decode().splitlines()) == 1 and str(path) in status.stderr.decode()
+    else:
+        assert status.returncode == 0, status.stderr
+        assert f"search index: unusable, {path} is a" in status.stdout.decode()
+    assert recall.returncode == 1 and str(path) in recall.stderr.decode(), recall.stderr
+    assert len(recall.stderr.decode().splitlines()) == 1
+    assert searched["isError"] and str(path) in searched["content"][0]["text"], searched
+    assert outside.read_bytes() == b""  # never written through the link
+    assert os.path.islink(path) if kind == "symlink" else stat.S_ISFIFO(os.lstat(path).st_mode)  # left as found

@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import Refused
+from ..fastsqlite import connect
 from ..paths import Locations
 from ..store import hook_runs
 from ..wiring import codex_plugin, environment, hook_command
@@ -234,7 +235,7 @@ def _rpc(argv: list[str], requests: list[dict], want_id: int, env: dict[str, str
 
 def _last_banked(locs: Locations, harness: str) -> Check:
     try:
-        db = sqlite3.connect(f"file:{locs.ledger_file}?mode=ro", uri=True, timeout=2)
+        db = connect(str(locs.ledger_file), read_only=True, timeout=2)
         try:
             row = db.execute("SELECT max(updated) FROM turns WHERE harness = ? AND status = 'banked'",
                              (harness,)).fetchone()
@@ -266,7 +267,7 @@ def _index_health(locs: Locations) -> Check:
     if not locs.index_file.exists():
         return Check("index", True, "not made yet (the first pass makes it)")
     try:
-        db = sqlite3.connect(f"file:{locs.index_file}?mode=ro", uri=True, timeout=2)
+        db = connect(str(locs.index_file), read_only=True, timeout=2)
         try:
             verdict = db.execute("PRAGMA quick_check").fetchone()[0]
         finally:

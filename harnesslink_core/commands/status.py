@@ -117,7 +117,8 @@ def search_index(locs: Locations) -> dict[str, Any]:
     try:
         conn = index.connect(locs, create=False, busy_ms=1000)
     except index.IndexUnavailable as exc:
-        return {"entries": None, "without_vectors": None, "without_encoder_vectors": None, "problem": str(exc)}
+        return {"entries": None, "without_vectors": None, "without_encoder_vectors": None, "problem": str(exc),
+                "unusable": isinstance(exc.__cause__, index.NotARegularFile)}
     try:
         return {"entries": query.count(conn), "without_vectors": vectors.pending(conn),
                 "without_encoder_vectors": encoded.pending(conn) if encoded.any_made(conn) else None,
@@ -195,6 +196,8 @@ def use_lines(data: dict[str, Any]) -> list[str]:
 
 
 def search_line(search: dict[str, Any]) -> str:
+    if search.get("unusable"):
+        return f"search index: unusable, {search['problem']}"
     if search["entries"] is None:
         return f"search index: not there yet ({search['problem']}); the next pass makes it"
     line = f"search index: {search['entries']} entries"

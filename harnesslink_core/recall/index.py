@@ -38,7 +38,7 @@ import sys
 import time
 
 from ..errors import IndexBehind, IndexCorrupt, IndexUnavailable
-from ..fastsqlite import Transaction, sqlite3  # the C module alone, cheaply (on every prompt)
+from ..fastsqlite import NotARegularFile, Transaction, connect as connect_file, sqlite3  # the C module alone
 from ..paths import Locations
 from ..safefile import tree_folder
 
@@ -117,7 +117,9 @@ def connect(locs: Locations, *, create: bool = True, busy_ms: int = 5000) -> sql
     try:
         if not exists:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-        conn = sqlite3.connect(path, timeout=busy_ms / 1000, isolation_level=None)
+        conn = connect_file(path, timeout=busy_ms / 1000, isolation_level=None)
+    except NotARegularFile as exc:
+        raise IndexUnavailable(str(exc)) from exc
     except (sqlite3.Error, OSError) as exc:
         raise IndexUnavailable(f"cannot open {path}: {exc}") from exc
     try:

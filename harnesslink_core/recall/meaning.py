@@ -25,7 +25,7 @@ import operator
 import os
 from array import array
 
-from ..fastsqlite import sqlite3
+from ..fastsqlite import connect, sqlite3
 
 DIMS = 256
 MAX_PIECES = 512  # what the source model reads of a text
@@ -41,7 +41,7 @@ class Model:
     """The shipped table, opened read-only; `None` from `load()` when it is missing or damaged."""
 
     def __init__(self, path: str = MODEL_FILE, *, centred: bool = True) -> None:
-        self.conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        self.conn = connect(path, immutable=True, check_same_thread=False)
         meta = dict(self.conn.execute("SELECT key, value FROM meta"))
         self.name = meta["name"]
         self.centre = array("d", meta["centre"]).tolist() if centred and "centre" in meta else None

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..fastsqlite import connect
 from ..harnesses import registry
 from ..harnesses.base import decode, iter_lines
 from ..paths import Locations
@@ -185,7 +186,7 @@ def count_banked(locs: Locations, sessions: list[Session]) -> None:
     if not sessions or not locs.ledger_file.exists():
         return
     try:
-        db = sqlite3.connect(f"file:{locs.ledger_file}?mode=ro", uri=True, timeout=2)
+        db = connect(str(locs.ledger_file), read_only=True, timeout=2)
     except sqlite3.Error:
         return
     try:

@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from ..fastsqlite import connect
 from ..harnesses import registry
 from ..model import Reading, StateUpdate, Turn
 from ..paths import Locations
@@ -90,7 +91,7 @@ def _ledger_status(locs: Locations, keys: list[str]) -> dict[str, tuple[str, str
     if not keys or not locs.ledger_file.exists():
         return {}
     try:
-        db = sqlite3.connect(f"file:{locs.ledger_file}?mode=ro", uri=True, timeout=2)
+        db = connect(str(locs.ledger_file), read_only=True, timeout=2)
     except sqlite3.Error:
         return {}
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from ..fastsqlite import Transaction, sqlite3  # the C module alone, cheaply (on every prompt)
+from ..fastsqlite import Transaction, connect, sqlite3, usable  # the C module alone, cheaply (on every prompt)
 from ..paths import Locations
 
 BUSY_MS = 1000
@@ -33,7 +33,7 @@ class Given:
     def ids(self) -> set[str]:
         if not self.session_id or not self.ready():
             return set()
-        db = sqlite3.connect(_read_only(self.locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
+        db = connect(self.locs.ledger_path, read_only=True, timeout=BUSY_MS / 1000)
         try:
             rows = db.execute("SELECT entry_id FROM injected WHERE harness=? AND session_id=?",
                               (self.harness, self.session_id))
@@ -46,8 +46,9 @@ class Given:
             db.close()
 
     def ready(self) -> bool:
-        """Whether the ledger is there to write to (else `add` creates it, which takes longer)."""
-        return os.path.exists(self.locs.ledger_path)
+        """Whether the ledger is there to write to (else `add` creates it, which takes longer; one that is
+        not a regular file is never opened, and `add` fails on it)."""
+        return usable(self.locs.ledger_path)
 
     def add(self, ids: list[str], *, in_brief: bool = False) -> None:
         """Remember that the session was given `ids`: by the prompt hook, or listed in its brief
@@ -58,7 +59,7 @@ class Given:
         rows = [(self.harness, self.session_id, entry_id, time.time()) for entry_id in ids]
         if self.ready():
             if self._db is None:
-                self._db = sqlite3.connect(self.locs.ledger_path, timeout=BUSY_MS / 1000, isolation_level=None)
+                self._db = connect(self.locs.ledger_path, timeout=BUSY_MS / 1000, isolation_level=None)
             db = self._db
             try:
                 db.execute("PRAGMA synchronous=NORMAL")  # as the ledger runs it (WAL): one sync per checkpoint
@@ -92,11 +93,6 @@ class Given:
         if self._db is not None:
             self._db.close()
             self._db = None
-
-
-def _read_only(path: str) -> str:
-    """The SQLite URI that opens `path` read-only."""
-    return "file:" + path.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
 
 
 def injected_ids(locs: Locations, harness: str, session_id: str) -> set[str]:
@@ -134,10 +130,10 @@ def use_counts(locs: Locations) -> dict[str, tuple[int, int]]:
 
 def _reading(locs: Locations, read, nothing):
     """`read(db)` over a read-only connection to the ledger; `nothing` when there is no ledger yet, or it is
-    still being created."""
+    still being created. NotARegularFile when it is not a regular file (never opened)."""
     if not os.path.exists(locs.ledger_path):
         return nothing
-    db = sqlite3.connect(_read_only(locs.ledger_path), uri=True, timeout=BUSY_MS / 1000)
+    db = connect(locs.ledger_path, read_only=True, timeout=BUSY_MS / 1000)
     try:
         return read(db)
     except sqlite3.OperationalError as exc:

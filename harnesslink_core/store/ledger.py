@@ -16,7 +16,7 @@ import os
 import time
 from collections import namedtuple
 
-from ..fastsqlite import Transaction, sqlite3
+from ..fastsqlite import Transaction, connect, sqlite3
 from ..safefile import open_append, read_regular_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the stop hook's pass opens the ledger
@@ -514,7 +514,7 @@ def open_ledger(locs: Locations) -> Ledger:
     path = locs.ledger_file
     path.parent.mkdir(parents=True, exist_ok=True)
     fresh = not path.exists()
-    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    db = connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         try:
@@ -587,7 +587,7 @@ def tombstones(locs: Locations) -> Tombstones:
     if not os.path.exists(path):
         return Tombstones(set(), set())
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
+        db = connect(path, read_only=True, timeout=1.0)
         try:
             rows = db.execute("SELECT project, name, turn_key FROM forgotten").fetchall()
         finally:
