@@ -17,6 +17,7 @@ import time
 
 from .. import clock, log, wirejson
 from ..store.ledger import tombstones
+from ..store.lock import process_gone
 from .plan import kept_out
 
 TYPE_CHECKING = False
@@ -258,10 +259,4 @@ def _writer_gone(name: str) -> bool:
     parts = name.rsplit(".", 3)
     if len(parts) != 4 or not parts[1].isdigit() or int(parts[1]) in (0, os.getpid()):
         return False
-    try:
-        os.kill(int(parts[1]), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
+    return process_gone(int(parts[1]))

@@ -549,13 +549,9 @@ def _holder_alive(holder: str | None) -> bool:
     pid = int(pid_text)
     if pid == os.getpid():
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
+    from .lock import process_gone
+
+    return not process_gone(pid)
 
 
 # --- tombstones: what `harnesslink forget` took back (SPEC §4) ---------------------------

@@ -20,6 +20,24 @@ LOCK_POLL = 0.05
 BUSY = "an autobank pass is running and did not finish in time; try again in a moment"
 
 
+def process_gone(pid: int) -> bool:
+    """Whether process `pid` of this machine writes nothing more: there is no such process, or it is a
+    zombie nobody reaps (a killed detached pass is an orphan, and in a container whose first process
+    reaps nothing it stays one). Another user's process is taken as alive."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            line = f.read(1024)
+    except OSError:
+        return False
+    return line[line.rfind(b")") + 2:][:1] == b"Z"  # the state follows the name, which may hold ")"
+
+
 class PassLock:
     """`autobank.lock`, taken with `fcntl.flock` as filelock takes it on Unix (the same file, the same
     lock as any filelock of it), polled until `wait` runs out; filelock itself where there is no flock."""
