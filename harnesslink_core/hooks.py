@@ -190,12 +190,17 @@ def prompt_context(ctx: Context) -> str:
     from .recall.matches import find_matches, render
     from .recall.query import foreign_paths as index_foreign_paths
     from .store.injected import Given
-    from .store.trust import superseded_paths
+    from .store.trust import superseded_within
 
+    superseded, withheld = superseded_within(ctx.locs, projects)  # never pushed (a pull shows them, marked)
+    ctx.notes += [f"not pushed: {slug}: {why}; `harnesslink status` says what to do" for slug, why in withheld.items()]
+    projects = [p for p in projects if p not in withheld]
+    if not projects:
+        ctx.notes.append("no matches: no project in scope whose trust state could be read")
+        return ""
     encoding = _ask_encoder(ctx)  # answered while the index is read
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)
-    superseded = superseded_paths(ctx.locs, projects)  # never pushed (a pull shows them, marked)
     try:
         decision = _search(ctx, lambda conn: find_matches(conn, ctx.prompt, projects, words=words,
                                                           session_id=ctx.session, already_injected=already,
@@ -352,6 +357,7 @@ def session_context(ctx: Context) -> str:
     """A waiting handoff, then the brief (plus this session's state after a compaction or resume)."""
     from .recall.brief import DEFAULT_BUDGET, build_brief
     from .sessions.handoff import brief_budget, take
+    from .store.trust import HOOK_READ
 
     if not ctx.opts.dry_run:
         _run_pass(ctx)
@@ -362,7 +368,9 @@ def session_context(ctx: Context) -> str:
     with_state = ctx.source in ("resume", "compact", "fork")
     handoff = take(ctx.locs.agent_path, ctx.cwd, ctx.harness, peek=ctx.opts.dry_run, log=ctx.log_error)
     brief = build_brief(ctx.locs, ctx.cwd, ctx.harness, session_id=ctx.session, with_state=with_state,
-                        budget=brief_budget(handoff, DEFAULT_BUDGET))
+                        budget=brief_budget(handoff, DEFAULT_BUDGET), trust_budget=HOOK_READ)
+    ctx.notes += [f"not listed: {slug}: {why}; `harnesslink status` says what to do"
+                  for slug, why in brief.withheld.items()]
     ctx.notes.append(f"brief sections: {', '.join(brief.included) or '(none)'}")
     if brief.dropped:
         ctx.notes.append(f"dropped under the budget: {', '.join(brief.dropped)}")

@@ -45,7 +45,7 @@ def brief(env, cwd: str = SHOP) -> str:
     out = run_hook(env, "session-start", "--harness", "codex", timeout=20,
                    stdin=json.dumps({"session_id": "s-brief", "cwd": cwd, "source": "startup"}))
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    return json.loads(out.stdout or b"{}").get("hookSpecificOutput", {}).get("additionalContext", "")
 
 
 def cli(env, cwd: str, verb: str, *words: str) -> subprocess.CompletedProcess:
@@ -88,8 +88,9 @@ def test_a_supersession_reported_as_done_is_in_force_for_every_reader_whatever_t
         assert "superseded by" not in done.stdout + again.stdout and again.returncode == 1
         assert "nothing was written" in done.stderr
     claimed = done.returncode == 0
-    assert (name(LOGIN) not in prompted(env, SHOP, LOGIN_PROMPT, "s-size")) is claimed
-    assert (name(LEAK) not in brief(env)) is claimed
+    # each size is past what the hooks read of the trust state in scope: none of the project's entries is pushed
+    assert name(LOGIN) not in prompted(env, SHOP, LOGIN_PROMPT, "s-size")
+    assert name(LEAK) not in brief(env)
     found = trust_of(env, SHOP, "login test fails at midnight, session cookie expiry")
     assert (found[LOGIN]["trust"] == "superseded") is claimed
 
@@ -226,3 +227,75 @@ def test_a_project_linking_another_never_learns_the_entry_ids_of_a_project_only_
 
 def found_superseded_by(env, cwd: str) -> str | None:
     return trust_of(env, cwd, "login test fails at midnight, session cookie expiry")[LOGIN]["superseded_by"]
+
+# --- the hooks read trust state within one budget for the whole scope ------------------------------------------
+
+
+def full_of_events(locs, slug: str, then: str = "") -> str:
+    """A TRUST.md of the largest size a writer lets it reach, of short valid events (confirmations), ending in
+    `then`: a project with years of them, or a hostile one. Its path."""
+    tail = then + "\n" if then else ""
+    lines, size, n = [trust.HEADER], len(trust.HEADER) + len(tail), 0
+    while True:
+        line = f"- 2026-08-28T10:30:00.000Z confirmed `{slug}/bank/{n:x}.md` (cli)\n"
+        if size + len(line) > trust.MAX_READ:
+            break
+        lines.append(line)
+        size, n = size + len(line), n + 1
+    path = locs.memories / slug / trust.TRUST_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(lines) + tail, "utf-8")
+    return str(path)
+
+
+def dry_run(env, event: str, payload: dict) -> str:
+    out = run_hook(env, event, "--harness", "codex", "--dry-run", timeout=20, stdin=json.dumps(payload))
+    assert out.returncode == 0, out.stderr
+    return out.stdout.decode()
+
+
+def test_one_prompt_costs_the_same_however_many_linked_projects_hold_a_full_trust_md(world):
+    import time
+
+    env, locs, newer = world
+    assert cli(env, SHOP, "supersede", LOGIN, newer).returncode == 0
+    linked = [f"/home/dev/lib{k}" for k in range(20)]
+    for folder in linked:
+        write_entry(locs, folder, title=f"Retries of {folder}", result="Retries failed calls.",
+                    ts="2026-08-19T10:00:00.000Z")
+        full_of_events(locs, project_slug(folder))
+    (locs.memories / SLUG / "linked.txt").write_text("\n".join([SHARED_LIB, *linked]) + "\n")
+    start = time.monotonic()
+    context = prompted(env, SHOP, LOGIN_PROMPT, "s-cost")
+    took = time.monotonic() - start
+    assert took < 3, f"one prompt took {took:.1f} s"  # every file parsed on every prompt: 12-16 s
+    assert name(newer) in context and name(LOGIN) not in context
+
+
+def test_a_linked_project_whose_trust_state_does_not_fit_is_not_pushed_and_status_says_what_to_do(world, tmp_path):
+    env, locs, _ = world
+    assert name(RETRY) in prompted(env, SHOP, RETRY_PROMPT, "s-fits")
+    path = full_of_events(locs, LIB)
+    assert name(RETRY) not in prompted(env, SHOP, RETRY_PROMPT, "s-over")  # its trust state unread: not pushed
+    said = dry_run(env, "user-prompt-submit", {"session_id": "s-dry", "cwd": SHOP, "prompt": RETRY_PROMPT})
+    assert f"not pushed: {LIB}" in said and path in said
+    assert RETRY in trust_of(env, SHOP, "shared http client retry failed calls backoff")  # a pull reads it whole
+    folder = tmp_path / "app"  # status looks at the folder it runs in
+    folder.mkdir()
+    write_entry(locs, str(folder), title="The app", result="An app that uses the shared library.")
+    (locs.memories / project_slug(str(folder)) / "linked.txt").write_text(SHARED_LIB + "\n")
+    status = subprocess.run([sys.executable, "-m", "harnesslink_core.main", "status"], capture_output=True,
+                            text=True, env=env, timeout=60, cwd=folder)
+    assert status.returncode == 0, status.stderr
+    assert f"{LIB}: its trust state ({path})" in status.stdout and "move the lines" in status.stdout
+
+
+def test_an_own_trust_md_that_does_not_fit_leaves_the_brief_and_the_prompt_without_its_entries(world):
+    env, locs, newer = world
+    full_of_events(locs, SLUG, then=f"- 2026-08-28T16:00:00.000Z superseded `{LEAK}` by `{newer}` (cli)")
+    assert name(LOGIN) not in prompted(env, SHOP, LOGIN_PROMPT, "s-own")
+    listed = brief(env)
+    assert name(LOGIN) not in listed and name(newer) not in listed
+    said = dry_run(env, "session-start", {"session_id": "s-dry", "cwd": SHOP, "source": "startup"})
+    assert f"not listed: {SLUG}" in said
+    assert trust_of(env, SHOP, "memory keeps growing in the websocket server")[LEAK]["trust"] == "superseded"

@@ -107,7 +107,19 @@ def collect(locs: Locations) -> dict[str, Any]:
     out["joined"] = joined_projects(locs)
     out["search"] = search_index(locs)
     out["encoder"] = encoder.describe(locs)
+    out["trust_withheld"] = trust_withheld(locs, os.getcwd())
     return out
+
+
+def trust_withheld(locs: Locations, cwd: str) -> dict[str, str]:
+    """The projects in this folder's scope whose TRUST.md the hooks cannot read within their budget, and why
+    (`trust.superseded_within`, over the projects the prompt hook searches): none of their entries is pushed."""
+    from ..safefile import tree_folder
+    from ..store.scope import scope_folders
+    from ..store.trust import superseded_within
+
+    slugs = [slug for slug in scope_folders(locs, cwd) if tree_folder(str(locs.memories), slug, "bank")]
+    return superseded_within(locs, slugs)[1]
 
 
 def search_index(locs: Locations) -> dict[str, Any]:
@@ -217,6 +229,9 @@ def needs_you(data: dict[str, Any]) -> list[str]:
         lines.append(f"config.yml: {data['config_problem']}")
     if not data["auto_bank"]:
         lines.append("memory.autoBank is false in config.yml: nothing is banked")
+    for slug, why in data["trust_withheld"].items():
+        lines.append(f"{slug}: {why}, so the hooks push none of its entries to sessions here (a search still finds "
+                     "them); move the lines that are not events out of that file, or unlink the project")
     for name, h in data["harnesses"].items():
         if h.get("unreadable"):
             lines.append(f"{name}: cannot read {h['unreadable']}")

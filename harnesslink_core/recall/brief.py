@@ -23,7 +23,7 @@ from ..paths import Locations
 from ..safefile import read_regular_text, tree_folder
 from ..store import main_md
 from ..store.scope import Folders, is_foreign, project_path, project_slug
-from ..store.trust import superseded_paths
+from ..store.trust import superseded_paths, superseded_within
 from .framing import cut, frame, neutralise, one_line
 
 DEFAULT_BUDGET = 6000  # well under Claude Code's 10,000-character cap on one hook's output
@@ -62,6 +62,7 @@ class Brief:
         self.included = included
         self.dropped = dropped
         self.given = given or []  # the entries the included sections list: what the session is given
+        self.withheld: dict[str, str] = {}  # project -> why none of its entries is listed (`build_brief`'s trust_budget)
 
 
 def build_brief(
@@ -73,7 +74,11 @@ def build_brief(
     with_state: bool = False,
     budget: int = DEFAULT_BUDGET,
     query: str | None = None,
+    trust_budget: int | None = None,
 ) -> Brief:
+    """`trust_budget`: the trust files in scope are read within these many bytes together (the session-start
+    hook), and a project whose file does not fit has no entry listed (`trust.superseded_within`); None: each
+    file up to its own bound."""
     from ..store.scope import holds_whole, project_folders
 
     slug = project_slug(cwd)
@@ -82,13 +87,16 @@ def build_brief(
     sections: list[Section] = []
     if folder is not None and holds_whole(folders, slug):  # a slug another folder shares: whose notes?
         sections += _main_notes(folder)
-    sections += _recent_entries(locs, folders)  # also of the repository's other slugs, with or without this one
+    withheld: dict[str, str] = {}
+    sections += _recent_entries(locs, folders, trust_budget, withheld)  # also the repository's other slugs'
     sections += _harness_memory(locs, cwd, harness)
     if folder is not None and with_state and session_id:
         sections += _session_state(folder, harness, session_id)
     if query:
         sections += _recall(locs, cwd, query)
-    return assemble(sections, budget, project=slug)
+    brief = assemble(sections, budget, project=slug)
+    brief.withheld = withheld
+    return brief
 
 
 def assemble(sections: list[Section], budget: int, *, project: str = "", kind: str = "brief") -> Brief:
@@ -145,15 +153,22 @@ class _Newest:
         self.name = path.rsplit("/", 1)[-1]
 
 
-def _recent_entries(locs: Locations, folders: Folders) -> list[Section]:
+def _recent_entries(locs: Locations, folders: Folders, trust_budget: int | None, withheld: dict[str, str]
+                    ) -> list[Section]:
     """The newest entries of this project: of its folder's slug and of every other slug of the same
     repository (`scope.project_folders`: the same repository at another path, or pulled from another machine),
-    each only with its folders of this project."""
+    each only with its folders of this project; the slugs whose trust state is not within `trust_budget` go
+    into `withheld` instead."""
     slugs = [s for s in folders if tree_folder(locs.memories_path, s, "bank")]
+    if trust_budget is None:
+        superseded = superseded_paths(locs, slugs)  # a newer entry says otherwise: never pushed
+    else:
+        superseded, unread = superseded_within(locs, slugs, trust_budget)
+        withheld.update(unread)
+        slugs = [s for s in slugs if s not in unread]
     if not slugs:
         return []
     bank = os.path.join(locs.memories_path, slugs[0], "bank")
-    superseded = superseded_paths(locs, slugs)  # a newer entry says otherwise: never pushed
     found = _newest_from_index(locs, slugs, folders, superseded)
     if found is None:
         found = _newest_from_files(locs, bank, slugs[0], folders, superseded)

@@ -28,8 +28,9 @@ A proposal is open until a person decides the pair: accepting writes an ordinary
 `rejected` one; either way (an undo too) the pair is never proposed again. `parse_line` reads neither, so a
 reader that knows no proposals (the prompt hook, an older version on another machine) skips them.
 
-`superseded_paths` is on the prompt hook's path: stdlib `os` and `stat` only, one failed open per project
-without a file, and no time parsed.
+`superseded_within` is on the prompt and session-start hooks' path: stdlib `os` and `stat` only, one failed
+open per project without a file, no time parsed, and at most HOOK_READ bytes read for all the projects in
+scope together; a project whose file does not fit is not pushed at all (never as if nothing superseded it).
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ SUPERSEDED, CONFIRMED = "superseded", "confirmed"
 PROPOSED, REJECTED = "proposed", "rejected"  # a detector's proposal, and a person's no to it
 EVIDENCE_CHARS = 400
 MAX_READ = 4 * 1024 * 1024  # what readers read of a file; a writer refuses to append past it
+# What the prompt and session-start hooks read of all the files in a folder's scope together: a line is about
+# 250 bytes and a project holds a few dozen, so twenty linked projects fit many times over (parsed in ~20 ms)
+HOOK_READ = 256 * 1024
 _WRITE_FLAGS = (os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
                 | getattr(os, "O_CLOEXEC", 0))
 
@@ -131,17 +135,24 @@ def is_entry_path(text: str) -> bool:
 def read_events(locs: Locations, slugs) -> list[Event]:
     """The events of these projects' files, each file's in its order; a project's file speaks only for
     its own entries."""
-    events = []
+    events: list[Event] = []
     for slug in dict.fromkeys(slugs):
-        text = _read(os.path.join(locs.memories_path, slug, TRUST_FILE))
-        if not text:
-            continue
-        own = slug + "/bank/"
-        for line in text.splitlines():
-            if line.startswith("- "):
-                event = parse_line(line)
-                if event is not None and event.entry.startswith(own):
-                    events.append(event)
+        events += _own_events(slug, _read(trust_path(locs, slug)))
+    return events
+
+
+def trust_path(locs: Locations, slug: str) -> str:
+    return os.path.join(locs.memories_path, slug, TRUST_FILE)
+
+
+def _own_events(slug: str, text: str) -> list[Event]:
+    own = slug + "/bank/"
+    events = []
+    for line in text.splitlines() if text else ():
+        if line.startswith("- "):
+            event = parse_line(line)
+            if event is not None and event.entry.startswith(own):
+                events.append(event)
     return events
 
 
@@ -171,7 +182,33 @@ def _in_force(events: list[Event]) -> dict[tuple[str, str, str], Event]:
 
 def superseded_paths(locs: Locations, slugs) -> set[str]:
     """The entries of these projects that are superseded now: never pushed to a session."""
-    return {entry for kind, entry, _ in _in_force(read_events(locs, slugs)) if kind == SUPERSEDED}
+    return _superseded(read_events(locs, slugs))
+
+
+def _superseded(events: list[Event]) -> set[str]:
+    return {entry for kind, entry, _ in _in_force(events) if kind == SUPERSEDED}
+
+
+def superseded_within(locs: Locations, slugs, budget: int = HOOK_READ) -> tuple[set[str], dict[str, str]]:
+    """What the prompt and session-start hooks push by: the superseded entries of these projects, their
+    TRUST.md files read in the order given within `budget` bytes together; and, per project whose file does
+    not fit in what is left, why (naming the file). Those projects' entries must not be pushed at all: their
+    trust state is unknown, and an entry it supersedes would be pushed as if current."""
+    events: list[Event] = []
+    withheld: dict[str, str] = {}
+    left = budget
+    for slug in dict.fromkeys(slugs):
+        path = trust_path(locs, slug)
+        data = read_regular(path, left + 1)  # one byte more: a file that does not fit is never read whole
+        if not data:
+            continue
+        if len(data) > left:
+            withheld[slug] = (f"its trust state ({path}) does not fit in the {budget:,} bytes the hooks read of "
+                              f"the trust files in scope ({left:,} left)")
+            continue
+        left -= len(data)
+        events += _own_events(slug, data.decode("utf-8", "replace"))
+    return _superseded(events), withheld
 
 
 class TrustState:
@@ -331,7 +368,7 @@ def read_proposals(locs: Locations, slugs) -> list[Proposal]:
     proposed: dict[tuple[str, str], Proposal] = {}
     decided: set[tuple[str, str]] = set()
     for slug in dict.fromkeys(slugs):
-        text = _read(os.path.join(locs.memories_path, slug, TRUST_FILE))
+        text = _read(trust_path(locs, slug))
         own = slug + "/bank/"
         for line in text.splitlines() if text else ():
             if not line.startswith("- "):
@@ -355,7 +392,7 @@ def decided_or_proposed(locs: Locations, slug: str) -> set[tuple[str, str]]:
     """Every pair of this project's file that is proposed, superseded (or undone) or rejected: a detector
     proposes none of them again."""
     pairs: set[tuple[str, str]] = set()
-    text = _read(os.path.join(locs.memories_path, slug, TRUST_FILE))
+    text = _read(trust_path(locs, slug))
     for line in text.splitlines() if text else ():
         if line.startswith("- "):
             event = parse_line(line)
@@ -400,8 +437,11 @@ def _append_line(locs: Locations, entry: str, line: str, own) -> str:
     the header first, and no line goes past MAX_READ (readers would not see it: TrustError instead). Only a
     regular file is written, never through a symlink, and opening a FIFO never blocks."""
     check_own(entry, own)
-    folder = os.path.join(locs.memories_path, entry.split("/", 1)[0])
+    slug = entry.split("/", 1)[0]
+    folder = os.path.join(locs.memories_path, slug)
     path = os.path.join(folder, TRUST_FILE)
+    if not may_make_folder(locs.memories_path, slug):
+        raise TrustError(f"{folder} is a symlink or not a folder in the memory tree: nothing is written through it")
     os.makedirs(folder, exist_ok=True)
     try:
         fd = os.open(path, _WRITE_FLAGS, 0o644)
