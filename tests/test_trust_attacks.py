@@ -228,6 +228,7 @@ def test_a_project_linking_another_never_learns_the_entry_ids_of_a_project_only_
 def found_superseded_by(env, cwd: str) -> str | None:
     return trust_of(env, cwd, "login test fails at midnight, session cookie expiry")[LOGIN]["superseded_by"]
 
+
 # --- the hooks read trust state within one budget for the whole scope ------------------------------------------
 
 
