@@ -374,9 +374,5 @@ def test_every_rule_has_a_keyword_in_each_of_its_matches() -> None:
 def test_a_remembered_text_is_redacted_as_the_rules_redact_it() -> None:
     texts = [text for text, _ in SECRETS.values()] + ["/home/dev/project", "command", "x" * 600, ""]
     plain = [redact(t) for t in texts]
-    module.remember(True)
-    try:
-        assert [redact(t) for t in texts + texts] == plain + plain
-    finally:
-        module.remember(False)
-    assert module._memo is None
+    remembered = module.Memo().of(redact)
+    assert [remembered(t) for t in texts + texts] == plain + plain
