@@ -210,3 +210,39 @@ def test_a_database_that_is_not_a_regular_file_is_never_opened(world, tmp_path: 
     assert searched["isError"] and str(path) in searched["content"][0]["text"], searched
     assert outside.read_bytes() == b""  # never written through the link
     assert os.path.islink(path) if kind == "symlink" else stat.S_ISFIFO(os.lstat(path).st_mode)  # left as found
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"" for p in folder.rglob("*")}
+
+
+def test_no_writer_goes_through_a_symlinked_project_folder(world, tmp_path: Path) -> None:
+    """A repository's project folder in the tree linked out of it: the pass (IDENTITY.md, MAIN.md, state,
+    summaries), a backfill and a confirmation write nothing there."""
+    env, locs, cwd, session = world
+    subprocess.run(["git", "init", "-q", cwd], check=True)
+    subprocess.run(["git", "-C", cwd, "remote", "add", "origin", "https://github.com/acme/shop.git"], check=True)
+    project = locs.memories / project_slug(cwd)
+    outside = tmp_path / "outside-project"
+    project.rename(outside)
+    project.symlink_to(outside)
+    entry = f"{project_slug(cwd)}/bank/{sorted((outside / 'bank').iterdir())[0].name}"
+    before = snapshot(outside)
+
+    stop = run_hook(env, "stop", "--harness", "claude-code", stdin=json.dumps(
+        {"session_id": "s-live", "cwd": cwd, "transcript_path": str(session.path)}))
+    assert stop.returncode == 0
+    cli(env, "backfill", "--days", "3650")
+    cli(env, "autobank", "--drain")
+    cli(env, "confirm", entry, "--cwd", cwd)
+    assert snapshot(outside) == before
+
+
+def test_a_handoff_is_not_written_through_a_linked_folder(world, tmp_path: Path) -> None:
+    env, locs, cwd, _ = world
+    outside = tmp_path / "outside-handoffs"
+    outside.mkdir()
+    (locs.agent_dir / "handoffs").symlink_to(outside)
+    out = cli(env, "resume", "s-live", "--fresh", "--no-launch", "--cwd", cwd)
+    assert out.returncode == 1 and b"handoffs" in out.stderr, out.stderr
+    assert list(outside.iterdir()) == []

@@ -20,7 +20,7 @@ import os
 import time
 
 from .. import wirejson  # `json` imports `re`: not on the session-start path
-from ..safefile import read_regular_text
+from ..safefile import may_make_folder, read_regular_text
 
 FOLDER = "handoffs"
 TTL_SECONDS = 24 * 3600
@@ -52,16 +52,24 @@ def _slug_only_path(agent_dir: os.PathLike[str] | str, cwd: str, harness: str) -
 
 def save(agent_dir: os.PathLike[str] | str, cwd: str, harness: str, text: str, source: dict[str, str],
          now: float | None = None) -> str:
-    """Store (or replace) the handoff for this folder and harness; returns its path."""
+    """Store (or replace) the handoff for this folder and harness; returns its path. Never through a link:
+    not a linked handoff folder (it may lead out of the agent dir), nor a link planted at the temporary name."""
     now = time.time() if now is None else now
     path = handoff_path(agent_dir, cwd, harness)
     folder = os.path.dirname(path)
+    if not may_make_folder(os.fspath(agent_dir), FOLDER):
+        raise OSError(f"{folder} is a symlink or not a folder: no handoff is written through it")
     os.makedirs(folder, exist_ok=True)
     prune(agent_dir, now)
     record = {"version": 1, "cwd": _stored_cwd(cwd), "target": harness, "created": now,
               "expires": now + TTL_SECONDS, "source": source, "text": text}
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    try:
+        os.unlink(tmp)  # a crashed writer's, or a link planted at the name (only the link goes)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(wirejson.dumps(record))
     os.replace(tmp, path)
     return path

@@ -357,7 +357,10 @@ def _pair(text: str) -> tuple[str, str] | None:
 def record(project_dir: str, folder: str, repository: str | None) -> bool:
     """Write a folder's repository (`scope.folder_key`, as its entries name it) into the project beside its
     other folders' (once, or when it changed); whether it wrote. An older form's line, which names no
-    folder, gives way to the folders'."""
+    folder, gives way to the folders'. A project folder that is a symlink is not written through (it may
+    lead out of the tree)."""
+    if not safefile.may_make_folder(os.path.dirname(project_dir), os.path.basename(project_dir)):
+        return False
     known = read(project_dir)
     if not repository and not known:
         return False  # a folder of its own: no file says so

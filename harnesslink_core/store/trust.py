@@ -40,7 +40,7 @@ import stat
 
 from ..errors import TrustError
 from ..paths import Locations
-from ..safefile import read_regular
+from ..safefile import may_make_folder, read_regular
 
 TRUST_FILE = "TRUST.md"
 HEADER = """# Trust state of this project's entries
