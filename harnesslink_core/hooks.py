@@ -221,6 +221,8 @@ def prompt_context(ctx: Context) -> str:
         ctx.notes.append(f"superseded by a newer entry (excluded): {len(superseded)}")
     if ctx.opts.dry_run:  # what each candidate was and what each rule said: only the dry run prints it
         ctx.notes += decision.rules() + decision.explain()
+        if not decision.hits and not decision.skipped:
+            ctx.notes.append(f"stayed quiet: {decision.why_quiet()}")
     text = render(decision.hits, decision.terms, ctx.locs.memories_path)
     if text and not ctx.opts.dry_run and ctx.session:
         ids = decision.given()

@@ -31,6 +31,7 @@ from .fingerprint import SketchIndex
 from .lexicon import Vocabulary
 from .query import (
     STRONG_COLUMNS,
+    hits_of,
     index_size,
     max_rowid,
     probe,
@@ -41,6 +42,7 @@ from .query import (
     sketches,
     term_counts,
     vocabulary,
+    with_text,
 )
 from .terms import vocabulary_keys
 
@@ -55,6 +57,8 @@ RECOUNT_CAP = 4000  # how far a term at COMMON_CAP is counted further, to learn 
 SELECTIVE_SCOPE = 4  # the scope token filters the FTS5 query when the scope is under 1/4 of the index
 CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
+SCAN_ALL = 300  # a scope this small is read whole for the entries nearest the prompt by the encoder's vectors
+NEAREST = 3  # such entries the words did not find, added as candidates
 COMMON_WINDOW = 5_000  # the newest entries searched when every word searched is in COMMON_CAP entries or more
 
 
@@ -174,6 +178,9 @@ def gather(conn, terms: list[Term], projects: list[str], *, session_id: str | No
         if weighed.found:
             pool.skipped = (f"every term is in {COMMON_CAP} entries and {COMMON_SHARE:.0%} of the scope or "
                             "more: nothing tells one entry from another")
+        elif encoding is not None and 0 < scope_size(conn, projects) <= SCAN_ALL:
+            pool.candidates = _nearest(conn, weighed, [], projects, encoding, session_id, excluded)
+            _encoder_cosines(conn, pool.candidates, encoding)
         return pool
     required = decide.required_terms(len(weighed.found))
     common_only = all(weighed.counts[words[0]] >= COMMON_CAP for words in weighed.searched)
@@ -190,6 +197,8 @@ def gather(conn, terms: list[Term], projects: list[str], *, session_id: str | No
     if (split is not None and not common_only
             and sum(1 for c in found if decide.floor(c, required, pool.absent) is None) < limit):
         found += window((None, split))
+    if encoding is not None and weighed.size <= SCAN_ALL:
+        found += _nearest(conn, weighed, found, projects, encoding, session_id, excluded)
     pool.candidates = found
     if found and encoding is not None:
         _encoder_cosines(conn, found, encoding)
@@ -225,6 +234,27 @@ def _features(conn, weighed: Weighed, hits: list[Hit], required: int, prompt: st
     finally:
         mem.close()
     return found
+
+
+def _nearest(conn, weighed: Weighed, found: list[Candidate], projects: list[str], encoding,
+             session_id: str | None, excluded: set[str]) -> list[Candidate]:
+    """The entries closest in meaning to the prompt by the encoder's vectors that the words did not find, as
+    candidates with no matched term, in a scope small enough to read whole (`SCAN_ALL`): a paraphrase that
+    shares no word with its entry. Waits for the encoder's answer only when the scope has its vectors."""
+    from . import encoded
+
+    if not encoded.any_made(conn):
+        return []
+    answer = encoding.vectors()
+    if not answer:
+        return []
+    have = {c.hit.doc_id for c in found}
+    near = [doc_id for doc_id, _ in encoded.nearest(conn, answer[0], projects, NEAREST + len(have))
+            if doc_id not in have][:NEAREST]
+    hits = with_text(conn, hits_of(conn, near, projects, exclude_session=session_id or None, exclude_paths=excluded))
+    for hit in hits:
+        hit.matched = []
+    return [Candidate(hit, set(), weighed.words, 0.0, 0.0) for hit in hits]
 
 
 def _encoder_cosines(conn, found: list[Candidate], encoding) -> None:

@@ -55,6 +55,13 @@ CLEAR_WINNER = 2.5  # bm25 times the next answer's that lets in a match whose te
 # (1.5 let in never-done prompts at 1.7-2.2x on the fourth set: "iceberg tables instead of parquet", "apple pay")
 CLEAR_WINNER_OWN_WORDS = 2  # the prompt's own words (not related ones) a clear winner must contain
 RARE_ENTRIES = 2  # a prompt word in this many entries of the scope or fewer names one piece of work
+# The judge by meaning, when the encoder answered and candidates have its vectors (`judge_by_meaning`):
+# fitted on the development sets (benchmarks/meaning_fit.py --fit: each set's hit@3 plus never-done quiet, summed)
+MEANING_THRESHOLD = 0.74  # what the best candidate's judge (its score plus its margin) must reach
+MEANING_MARGIN = 0.5  # the weight of the best cosine's margin over the runner-up's in the judge
+WORDS_CHOSE = 0.5  # added to the cosine of a candidate the words chose (`decide_by_words`)
+RUNNER_UP_PRIOR = 0.1  # the runner-up's cosine when there is none (a bank of one or two entries)
+MEANING_NEAR = 0.2  # how far under the best score another candidate may be and still be given
 RARE_WORD_MEANING = 0.15  # the cosine a rare word's entry needs (on the development sets: the rare-word
 # entries that answered were at 0.20 and over but one; those that did not, at 0.17 and under)
 
@@ -162,6 +169,7 @@ class Decision:
         self.counts: dict[str, int] = {}  # entries in scope holding each term
         self.idf: dict[str, float] = {}
         self.absent: list[str] = []
+        self.judge: tuple[float, float, float] | None = None  # by meaning: best cosine, runner-up's, judge
 
     def __repr__(self) -> str:
         return f"Decision(terms={self.terms}, hits={self.hits}, rejected={self.rejected}, skipped={self.skipped!r})"
@@ -170,10 +178,26 @@ class Decision:
         """Every entry this decision gives the session: the matches and the copies folded into them."""
         return [h.path for hit in self.hits for h in (hit, *hit.also)]
 
+    def why_quiet(self) -> str:
+        """Why nothing was given ("" when something was): why nothing was searched, or what the best
+        candidate was refused for."""
+        if self.hits:
+            return ""
+        if self.skipped:
+            return self.skipped
+        return self.rejected[0][1] if self.rejected else "no entry in scope matches the prompt's terms"
+
     def rules(self) -> list[str]:
         """The thresholds this decision applied (nothing when nothing was judged)."""
         if not self.features:
             return []
+        if self.judge is not None:
+            best, runner, judge = self.judge
+            return [f"judged by meaning (the encoder's cosine): score = cosine + {WORDS_CHOSE:g} if the words chose "
+                    f"it; judge = the best's score + {MEANING_MARGIN:g} x (its cosine {best:.2f} - the runner-up's "
+                    f"{runner:.2f}) = {judge:.2f}, threshold {MEANING_THRESHOLD:g}; each match within {MEANING_NEAR:g} "
+                    f"of the best score, at most {self.limit}; a candidate without an encoder vector keeps the words' "
+                    "verdict"]
         terms = ", ".join(f"{label} {self.counts[label]} (idf {self.idf[label]:.2f})" for label in self.terms)
         absent = f"; never mentioned in this project: {', '.join(self.absent)}" if self.absent else ""
         floor = (f"floor: evidence >= {self.required} (a prompt word counts 1 in the title, prompt or keys, "
@@ -216,7 +240,17 @@ class Decision:
 
 
 def decide(pool: Pool, limit: int = MAX_MATCHES) -> Decision:
-    """Which of the pool's candidates the prompt gets (at most `limit`), and why each other is left out."""
+    """Which of the pool's candidates the prompt gets (at most `limit`), and why each other is left out: by
+    meaning when the encoder answered and candidates have its vectors (`judge_by_meaning`, which reads what
+    the words chose as one feature), by the words otherwise."""
+    by_words = decide_by_words(pool, limit)
+    if any(c.encoded is not None for c in pool.candidates):
+        return judge_by_meaning(pool, by_words)
+    return by_words
+
+
+def decide_by_words(pool: Pool, limit: int = MAX_MATCHES) -> Decision:
+    """The decision by the words and the static vectors (the rules of the module docstring)."""
     decision = Decision(pool.terms, pool.skipped)
     if pool.skipped or not pool.candidates:
         return decision
@@ -255,6 +289,60 @@ def decide(pool: Pool, limit: int = MAX_MATCHES) -> Decision:
         if verdict is None:
             chosen = c.hit.copy()
             chosen.also, chosen.why = copies, why.get(c.hit.doc_id, "")
+            decision.hits.append(chosen)
+            verdict = "folded into it"
+        else:
+            decision.rejected.append((c.hit, verdict))
+        for copy in copies:
+            decision.rejected.append((copy, f"same content as {c.hit.path}: {verdict}"))
+    return decision
+
+
+def judge_by_meaning(pool: Pool, by_words: Decision) -> Decision:
+    """The decision when the encoder answered. Each candidate's score is its cosine with the prompt, plus
+    `WORDS_CHOSE` when the words chose it (`by_words`); the best's judge is its score plus `MEANING_MARGIN`
+    times its cosine's margin over the runner-up's (another content's; `RUNNER_UP_PRIOR` when there is none),
+    against one threshold; a match is given only within `MEANING_NEAR` of the best score. A candidate without
+    an encoder vector yet (banked since the last fill) keeps what the words said of it."""
+    decision = Decision(pool.terms, pool.skipped)
+    decision.required, decision.limit, decision.features = by_words.required, by_words.limit, by_words.features
+    decision.counts, decision.idf, decision.absent = by_words.counts, by_words.idf, by_words.absent
+    decision.notes = by_words.notes
+    chose = {h.doc_id for hit in by_words.hits for h in (hit, *hit.also)}
+    said = {hit.doc_id: why for hit, why in by_words.rejected}
+
+    def scored(c: Candidate) -> float:
+        return (c.encoded or 0.0) + WORDS_CHOSE * (c.hit.doc_id in chose)
+
+    ranked = sorted(pool.candidates, key=lambda c: (c.encoded is None, -scored(c), -c.hit.score))
+    families = _families(ranked)
+    cosines = sorted((f[0].encoded for f in families if f[0].encoded is not None), reverse=True)
+    top = families[0][0]
+    runner = cosines[1] if len(cosines) > 1 else min(cosines[0], RUNNER_UP_PRIOR)
+    judge = scored(top) + MEANING_MARGIN * ((top.encoded or 0.0) - runner)
+    decision.judge = (top.encoded or 0.0, runner, judge)
+    for family in families:
+        c = family[0]
+        if c.encoded is None:
+            verdict = None if c.hit.doc_id in chose else said.get(c.hit.doc_id, "not chosen by the words")
+        elif judge < MEANING_THRESHOLD:
+            verdict = (f"by meaning, nothing here answers the prompt: judge {judge:.2f} (cosine {top.encoded:.2f}, "
+                       f"runner-up {runner:.2f}{', chosen by the words' if top.hit.doc_id in chose else ''}) "
+                       f"under {MEANING_THRESHOLD:g}")
+        elif scored(c) < scored(top) - MEANING_NEAR:
+            verdict = f"score {scored(c):.2f}, more than {MEANING_NEAR:g} under the best's {scored(top):.2f}"
+        else:
+            verdict = None
+        if verdict is None and pool.given.near(c.hit.sketch) is not None:
+            verdict = "same content as an entry already given in this session"
+        elif verdict is None and len(decision.hits) >= decision.limit:
+            verdict = "beyond the first three"
+        copies = [other.hit for other in family if other is not c]
+        if verdict is None:
+            chosen = c.hit.copy()
+            chosen.also = copies
+            words = ", chosen by the words" if c.hit.doc_id in chose else ""
+            chosen.why = f"by meaning: cosine {c.encoded:.2f}{words}" if c.encoded is not None else "by the words"
             decision.hits.append(chosen)
             verdict = "folded into it"
         else:
