@@ -94,3 +94,28 @@ def test_history_skips_torn_and_overlong_lines_from_either_end(tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     assert [e["entry"] for e in json.loads(result.stdout)["events"]] == [last["entry"], first["entry"]]
     assert [r["entry"] for r in history.read(locs)] == [first["entry"], last["entry"]]
+
+
+FILTERED_SECONDS = 0.8  # the start-up and one look at each block; a parse of every line took 1-3 s here
+
+
+def test_history_filters_read_only_what_can_answer_them_and_answer_exactly(long_history) -> None:
+    env, _ = long_history
+    records = history.read(locations(env))  # the brute-force answers: every record, parsed
+    entry = records[-7]["entry"]
+    since = records[-25]["at"]
+    project = records[-1]["project"]
+    cases = {
+        ("--all", "--since", "2100-01-01"): [],
+        ("--all", "--entry", "--w-shop--/bank/nothing.md"): [],
+        ("--project", "/home/dev/nowhere"): [],
+        ("--all", "--since", since): [r for r in records if r["at"] >= since],
+        ("--all", "--entry", entry): [r for r in records if r["entry"] == entry],
+        ("--all", "--entry", entry.rsplit("/", 1)[1], "--since", since):
+            [r for r in records if r["entry"] == entry and r["at"] >= since],
+        ("--project", project, "-n", "5"): [r for r in records[-100:] if r["project"] == project],
+    }
+    for argv, expected in cases.items():
+        seconds, _, out = measured(env, "history", *argv, "--json")
+        assert seconds < FILTERED_SECONDS, (argv, seconds)
+        assert json.loads(out)["events"] == newest_first(expected)[:5 if "-n" in argv else None], argv

@@ -1,4 +1,4 @@
-"""`harnesslink history [--project DIR | --all] [--entry ID] [--since DATE] [--json]`: what happened to memory."""
+"""`harnesslink history [--project DIR | --all] [--entry ID] [--since DATE] [-n N] [--json]`: what happened to memory."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from .. import clock
 from ..paths import Locations
 from ..store import history
 from ..store.scope import Folders, is_foreign, is_safe_slug, scope_folders
+from .options import whole_number
 
 WORDS = """events, newest first, one line each (kept in <agent dir>/history.jsonl, redacted, never uploaded):
   banked     the autobank pass wrote a finished turn as an entry
@@ -41,6 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_scope_arguments(parser)
     parser.add_argument("--entry", help="only this entry: its id (<project>/bank/<file>.md), file name or time id")
     parser.add_argument("--since", help="only from this date on (YYYY-MM-DD or an ISO time, UTC)")
+    parser.add_argument("-n", "--limit", type=whole_number(1, 10**9), default=None, help="only the newest N events")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
@@ -132,13 +134,16 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
     scope = None if folders is None else list(folders)
 
     def chosen() -> Iterator[dict[str, str]]:  # newest first, read from the file's end as they are printed
-        records = history.matching(history.newest(locs), projects=scope, entry=args.entry, since=since)
+        records = history.newest(locs, projects=scope, entry=args.entry, since=since)
         return history.by_time(of_folders(locs, records, folders))
 
+    def listed() -> Iterator[dict[str, str]]:
+        return itertools.islice(chosen(), args.limit)  # by_time holds a window: the reading stops soon after
+
     if args.json:
-        print_json(scope, chosen())
+        print_json(scope, listed())
         return 0
-    records = chosen()
+    records = listed()
     first = next(records, None)
     if first is None:
         where = "any project" if scope is None else ", ".join(scope) or "this folder"
@@ -168,6 +173,10 @@ def print_json(scope: list[str] | None, records: Iterable[dict[str, str]]) -> No
 
 
 def _indented(value: object, depth: int = 1) -> str:
+    if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):  # a record, fast
+        inner = "  " * (depth + 1)
+        return ("{\n" + ",\n".join(f"{inner}{json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
+                + "\n" + "  " * depth + "}")
     return json.dumps(value, indent=2).replace("\n", "\n" + "  " * depth)
 
 

@@ -135,18 +135,92 @@ def oldest(locs: Locations) -> Iterator[dict[str, str]]:
     return _records(locs, backward=False)
 
 
-def newest(locs: Locations) -> Iterator[dict[str, str]]:
-    """Every record, the last written first, read a block at a time from the end (what is shown first
-    costs the same however long the history is); skipped lines as in `oldest`."""
-    return _records(locs, backward=True)
+def newest(locs: Locations, *, projects: Iterable[str] | None = None, entry: str | None = None,
+           since: str | None = None) -> Iterator[dict[str, str]]:
+    """Every record (or those `matching` these filters), the last written first, read a block at a time from
+    the end (what is shown first costs the same however long the history is); skipped lines as in `oldest`.
+    A filter costs less than a parse a line (`_Narrowed`)."""
+    if projects is None and entry is None and since is None:
+        return _records(locs, backward=True)
+    projects = None if projects is None else list(projects)
+    narrowed = _Narrowed([_needles(projects), _needles(None if entry is None else [_entry_needle(entry)])], since)
+    return matching(_records(locs, backward=True, narrow=narrowed), projects=projects, entry=entry, since=since)
 
 
-def _records(locs: Locations, *, backward: bool) -> Iterator[dict[str, str]]:
+class _Narrowed:
+    """The lines of a block, read from the end, that may hold a wanted record: a line that holds none of a
+    group's needles (how a project or an entry is written) is never parsed, nor a block that holds none; with
+    `since`, none once REORDER_WINDOW records in a row are older (the file is appended in time order within
+    that window: no line before them is newer)."""
+
+    def __init__(self, groups: list[tuple[bytes, ...] | None], since: str | None) -> None:
+        self.groups = [group for group in groups if group is not None]
+        self.since = None if since is None else since.encode("utf-8")
+        self.older = 0  # records in a row older than `since`
+
+    def __call__(self, lines: list[bytes]) -> list[bytes]:
+        if self.since is not None:
+            lines = self._recent(lines)
+        for group in self.groups:
+            whole = b"\n".join(lines)  # no needle holds a newline: one search of the block first
+            held = [needle for needle in group if needle in whole]
+            if len(held) == 1:
+                lines = [line for line in lines if held[0] in line]
+            else:
+                lines = [line for line in lines if any(needle in line for needle in held)]
+        return lines
+
+    def _recent(self, lines: list[bytes]) -> list[bytes]:
+        for n, line in enumerate(lines):
+            at = _time_of(line)
+            if at is not None:
+                self.older = self.older + 1 if at < self.since else 0
+                if self.older > REORDER_WINDOW:
+                    return lines[:n]
+        return lines
+
+    def unwanted(self, block: bytes) -> bool:
+        """Whether no whole line of this block can be wanted: one group's needles all absent (never with
+        `since`, which counts every record)."""
+        return self.since is None and any(not any(needle in block for needle in group) for group in self.groups)
+
+    @property
+    def done(self) -> bool:
+        return self.older > REORDER_WINDOW
+
+
+def _needles(texts: list[str] | None) -> tuple[bytes, ...] | None:
+    """The bytes one of `texts` is written as in a record, for a test before the parse; None (no test) when
+    there is no filter or one of them may be written escaped (a quote, a backslash, a control or non-ASCII
+    character)."""
+    if texts is None or not all(t.isascii() and t.isprintable() and '"' not in t and "\\" not in t for t in texts):
+        return None
+    return tuple(t.encode("ascii") for t in texts)
+
+
+def _entry_needle(wanted: str) -> str:
+    """What every entry id that `wanted` names holds (`names`): its file name, or the start of it."""
+    return wanted.strip().rstrip("/").rsplit("/", 1)[-1]
+
+
+def _time_of(line: bytes) -> bytes | None:
+    """A record's `at`, as written: sliced from where `append` puts it, parsed from any other line."""
+    if line.startswith(b'{"at":"') and line[31:32] == b'"':
+        return line[7:31]
+    record = next(_parsed([line]), None)
+    return None if record is None else record["at"].encode("utf-8")
+
+
+def _records(locs: Locations, *, backward: bool, narrow: _Narrowed | None = None) -> Iterator[dict[str, str]]:
     fd = open_regular(history_path(locs))
     if fd is None:
         return
     try:
-        yield from _parsed(_lines(_blocks(fd, backward=backward), backward=backward))
+        for lines in _lines(_blocks(fd, backward=backward), backward=backward,
+                            unwanted=None if narrow is None else narrow.unwanted):
+            yield from _parsed(lines if narrow is None else narrow(lines))
+            if narrow is not None and narrow.done:
+                return
     finally:
         os.close(fd)
 
@@ -163,11 +237,16 @@ def _blocks(fd: int, *, backward: bool) -> Iterator[bytes]:
         end = start
 
 
-def _lines(blocks: Iterable[bytes], *, backward: bool) -> Iterator[bytes]:
-    """The lines of a file read block by block (from its end: `backward`), in the order they are read;
-    a line longer than LONGEST_LINE is skipped, and never held whole."""
+def _lines(blocks: Iterable[bytes], *, backward: bool, unwanted=None) -> Iterator[list[bytes]]:
+    """The lines of a file read block by block (from its end: `backward`), in the order they are read, a
+    list per block; a line longer than LONGEST_LINE is skipped, and never held whole. A block for which
+    `unwanted(block)` holds gives only the line it ends (or, backward, starts) that runs into another."""
     part: bytes | None = b""  # a line read in part, to be joined to the next block; None: one too long
     for block in blocks:
+        if unwanted is not None and unwanted(block):
+            first, last = block.find(b"\n"), block.rfind(b"\n")
+            if first != last:
+                block = block[:first + 1] + block[last:]  # the pieces that run on, an empty line between
         pieces = block.split(b"\n")
         if backward:
             pieces.reverse()
@@ -177,14 +256,14 @@ def _lines(blocks: Iterable[bytes], *, backward: bool) -> Iterator[bytes]:
                 del pieces[0]
             else:
                 pieces[0] = pieces[0] + part if backward else part + pieces[0]
-            yield from pieces
+            yield pieces
             part = b""
         if part is not None:
             part = unfinished + part if backward else part + unfinished
             if len(part) > LONGEST_LINE:
                 part = None
     if part:
-        yield part
+        yield [part]
 
 
 def _parsed(lines: Iterable[bytes]) -> Iterator[dict[str, str]]:
