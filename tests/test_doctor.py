@@ -3,10 +3,12 @@ it, and the exit code says whether something needs the user."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,28 @@ def test_a_codex_plugin_venv_left_after_remove_is_named(locs, capsys) -> None:
     code, report = doctor(capsys)
     [check] = [c for c in problems(report) if c["name"] == "codex plugin venv"]
     assert code == 1 and check["fix"].startswith("rm -rf")
+
+
+def wired_by_install_py(env: dict[str, str]) -> Path:
+    """install.py's wiring of Claude Code (its --no-venv wrappers); the memory server's executable."""
+    from harnesslink_core.wiring import installer
+
+    assert installer.main(["--harness", "claude-code", "--no-venv", "--no-backfill"], env=env,
+                          out=io.StringIO()) == 0
+    return Path(env["HOME"]) / ".superpi" / "agent" / "venv" / "bin" / "harnesslink"
+
+
+@pytest.mark.parametrize("body", ["exit 3", "exec sleep 60"], ids=["exits at once", "never answers"])
+def test_a_memory_server_failing_to_start_says_run_install(locs, capsys, monkeypatch, body: str) -> None:
+    from harnesslink_core.commands import doctor as doctor_verb
+
+    server = wired_by_install_py(dict(os.environ))
+    [working] = [c for c in doctor(capsys)[1]["harnesses"]["claude-code"] if c["name"] == "memory server"]
+    assert working["ok"] and "memory_search" in working["detail"], working
+    server.write_text(f"#!/bin/sh\n{body}\n")
+    monkeypatch.setattr(doctor_verb, "RPC_TIMEOUT", 2.0)
+    started = time.monotonic()
+    code, report = doctor(capsys)
+    assert time.monotonic() - started < 30, "a server that never answers is given up on"
+    [check] = [c for c in problems(report) if c["name"] == "memory server"]
+    assert code == 1 and "tools/list" in check["detail"] and "install.py" in check["fix"], check

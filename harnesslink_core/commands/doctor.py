@@ -25,6 +25,7 @@ from ..errors import Refused
 from ..fastsqlite import connect
 from ..paths import Locations
 from ..store import hook_runs
+from ..store.ledger import read_only_ledger
 from ..wiring import codex_plugin, environment, hook_command
 from ..wiring.registry import WIRINGS
 
@@ -93,7 +94,7 @@ def collect(locs: Locations) -> Report:
             if name == "codex":
                 checks.append(_codex_trust(locs))
             if by_install.ok and name in ("claude-code", "codex"):
-                checks.append(_tools_list(venv_cli, name))
+                checks.append(_tools_list(locs, venv_cli, name))
         checks.append(_last_banked(locs, name))
         report.harnesses[name] = checks
     report.general += [_venv_version(locs), _index_health(locs), _encoder(locs), *_orphan_plugin_venv(locs)]
@@ -191,35 +192,36 @@ def _codex_hooks(codex: str, locs: Locations) -> list[dict] | None:
     return [hook for entry in data for hook in entry.get("hooks") or []] if answer else None
 
 
-def _tools_list(cli: Any, harness: str) -> Check:
+def _tools_list(locs: Locations, cli: Any, harness: str) -> Check:
     requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                             "clientInfo": {"name": "harnesslink-doctor", "version": __version__}}},
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
-    answer = _rpc([str(cli), "mcp", "--harness", harness], requests, 2, dict(os.environ))
+    answer = _rpc([str(cli), "mcp", "--harness", harness], requests, 2, dict(locs.env))
     tools = [t.get("name") for t in ((answer or {}).get("result") or {}).get("tools") or []]
     if not tools:
-        return Check("memory server", False, f"{cli} mcp did not answer tools/list",
+        return Check("memory server", False, f"{cli} mcp did not answer tools/list (within {RPC_TIMEOUT:g} s)",
                      "python install.py (it makes the private venv again)")
     return Check("memory server", True, f"answers tools/list: {', '.join(tools)}")
 
 
 def _rpc(argv: list[str], requests: list[dict], want_id: int, env: dict[str, str]) -> dict | None:
-    """The answer with id `want_id` of a JSON-RPC server on stdio, or None (it failed, or took too long)."""
+    """The answer with id `want_id` of a JSON-RPC server on stdio, or None (it failed, or did not answer
+    within RPC_TIMEOUT: then it is killed, which ends the wait for its next line)."""
+    import threading
+
     text = "".join(json.dumps(r) + "\n" for r in requests)
     try:
         with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               env=env, text=True) as server:
             assert server.stdin is not None and server.stdout is not None
-            server.stdin.write(text)
-            server.stdin.flush()
-            deadline = time.monotonic() + RPC_TIMEOUT
+            deadline = threading.Timer(RPC_TIMEOUT, server.kill)
+            deadline.start()
             try:
-                while time.monotonic() < deadline:
-                    line = server.stdout.readline()
-                    if not line:
-                        return None
+                server.stdin.write(text)
+                server.stdin.flush()
+                for line in server.stdout:
                     try:
                         message = json.loads(line)
                     except ValueError:
@@ -227,6 +229,7 @@ def _rpc(argv: list[str], requests: list[dict], want_id: int, env: dict[str, str
                     if isinstance(message, dict) and message.get("id") == want_id:
                         return message
             finally:
+                deadline.cancel()
                 server.kill()
     except OSError:
         return None
@@ -235,17 +238,17 @@ def _rpc(argv: list[str], requests: list[dict], want_id: int, env: dict[str, str
 
 def _last_banked(locs: Locations, harness: str) -> Check:
     try:
-        db = connect(str(locs.ledger_file), read_only=True, timeout=2)
+        ledger = read_only_ledger(locs)
         try:
-            row = db.execute("SELECT max(updated) FROM turns WHERE harness = ? AND status = 'banked'",
-                             (harness,)).fetchone()
+            when = ledger.last_banked(harness) if ledger else None
         finally:
-            db.close()
-    except sqlite3.Error:
-        row = None
-    if not row or row[0] is None:
+            if ledger:
+                ledger.close()
+    except sqlite3.Error as e:
+        return Check("last banked", True, f"could not read the ledger ({e})")
+    if when is None:
         return Check("last banked", True, "no turn banked yet")
-    return Check("last banked", True, time.strftime("%Y-%m-%d %H:%M", time.localtime(row[0])))
+    return Check("last banked", True, time.strftime("%Y-%m-%d %H:%M", time.localtime(when)))
 
 
 def _venv_installed_version(locs: Locations) -> str | None:

@@ -385,6 +385,12 @@ class Ledger:
         rows = self.db.execute("SELECT status, COUNT(*) FROM turns WHERE harness=? GROUP BY status", (harness,))
         return {status: n for status, n in rows}
 
+    def last_banked(self, harness: str) -> float | None:
+        """When the newest turn of this harness was banked (its row's time), or None."""
+        row = self.db.execute("SELECT max(updated) FROM turns WHERE harness=? AND status='banked'",
+                              (harness,)).fetchone()
+        return row[0] if row else None
+
     # -- harness state -------------------------------------------------
     def harness_row(self, name: str) -> HarnessRow | None:
         row = self.db.execute(
@@ -575,6 +581,14 @@ class Tombstones:
 
     def covers(self, project: str, name: str, turn_key: str = "") -> bool:
         return f"{project}/{name}" in self.names or (bool(turn_key) and f"{project}/{turn_key}" in self.keys)
+
+
+def read_only_ledger(locs: Locations) -> Ledger | None:
+    """The ledger opened for reading alone (nothing made or migrated), or None when there is none yet."""
+    path = str(locs.ledger_file)
+    if not os.path.exists(path):
+        return None
+    return Ledger(connect(path, read_only=True, timeout=2.0), locs.ledger_file)
 
 
 def tombstones(locs: Locations) -> Tombstones:
