@@ -1,12 +1,15 @@
 """`config.yml`: the switches (SPEC §5: `memory.autoBank`, `cloud.autobank`, the legacy `cloud.harnesses`)
 and the globs of `memory.exclude` (control/exclusion.py).
 
-Every pass and every prompt needs them, and most have nothing else to do: they are read from a small
-JSON cache in the agent dir while config.yml is unchanged (same mtime, size and inode), and yaml is
-imported only to parse a file that changed. A file that cannot be used is cached too, as the defaults
+Every pass and every prompt needs them, and most have nothing else to do: they and the encoder's
+settings are read from one small JSON cache in the agent dir while config.yml is unchanged (same mtime,
+size and inode), and yaml is imported only to parse a file that changed, once, by whichever reader comes
+first (a hook, its pass, status, the encoder). A file that cannot be used is cached too, as the defaults
 and the problem `harnesslink status` names, so it costs one bounded read, not one per prompt: at most
-MAX_CONFIG_BYTES of a regular file (a FIFO would hold the hook), parsed without aliases (a few hundred
-bytes of them expand to gigabytes) and no deeper than MAX_DEPTH (deeper nesting overflows the stack).
+MAX_CONFIG_BYTES of a regular file (a FIFO would hold the hook), parsed by libyaml's C parser where
+PyYAML has it (a worst case of the bound in tens of milliseconds, not seconds), refused whole if it holds
+an alias (a few hundred bytes of them expand to gigabytes) or nests deeper than MAX_DEPTH (deeper
+nesting overflows the stack): both are found in the parser's events before anything is built.
 """
 
 from __future__ import annotations
@@ -26,27 +29,31 @@ if TYPE_CHECKING:
 # harnesses.registry.IDS, spelled out: a foundation may not import harnesses/ (tests/test_layers.py)
 ALL_HARNESSES = ("claude-code", "codex", "pi", "omp", "antigravity")
 CONFIG_CACHE = "config-cache.json"  # control/exclusion.py reads its globs from it
-MAX_CONFIG_BYTES = 64 * 1024
+MAX_CONFIG_BYTES = 32 * 1024  # a real config is a few lines; 200 globs of 100 characters fit
 MAX_DEPTH = 32
 MAX_EXCLUDE = 200  # globs of memory.exclude used; each one is matched against every folder of a cwd
 MAX_GLOB_CHARS = 500
+ENCODER_IDLE_MINUTES = 15.0
 
 
 class Switches:
-    __slots__ = ("auto_bank", "autobank", "problem", "exclude")
+    __slots__ = ("auto_bank", "autobank", "problem", "exclude", "encoder", "encoder_idle_minutes")
 
     def __init__(self, auto_bank: bool, autobank: list[str], problem: str | None = None,
-                 exclude: list[str] | None = None) -> None:
+                 exclude: list[str] | None = None, *, encoder: bool = True,
+                 encoder_idle_minutes: float = ENCODER_IDLE_MINUTES) -> None:
         self.auto_bank = auto_bank
         self.autobank = autobank  # harnesses with autobank on
         self.problem = problem  # why the file (or a part of it) was not usable, if it was not
         self.exclude = exclude or []  # memory.exclude's globs, `~` expanded (control/exclusion.py)
+        self.encoder = encoder  # recall.encoder (`encoder_settings`)
+        self.encoder_idle_minutes = encoder_idle_minutes
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Switches) and self._fields() == other._fields()
 
     def _fields(self) -> tuple:
-        return self.auto_bank, self.autobank, self.problem, self.exclude
+        return self.auto_bank, self.autobank, self.problem, self.exclude, self.encoder, self.encoder_idle_minutes
 
     def __repr__(self) -> str:
         return f"Switches(auto_bank={self.auto_bank!r}, autobank={self.autobank!r}, problem={self.problem!r})"
@@ -77,22 +84,10 @@ def _read(locs: Locations) -> str | None:
 def _parse(text: str, path: object) -> dict[str, Any]:
     import yaml
 
-    class Bounded(yaml.SafeLoader):
-        depth = 0
-
-        def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
-            if self.check_event(yaml.AliasEvent):
-                raise ConfigError(f"{path} uses a YAML alias (*name): not accepted")
-            self.depth += 1
-            if self.depth > MAX_DEPTH:
-                raise ConfigError(f"{path} nests deeper than {MAX_DEPTH} levels")
-            try:
-                return super().compose_node(parent, index)
-            finally:
-                self.depth -= 1
-
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # PyYAML built without libyaml: the pure one
     try:
-        data = yaml.load(text, Loader=Bounded)  # noqa: S506 - a SafeLoader, bounded
+        _refuse_aliases_and_depth(yaml, yaml.parse(text, Loader=loader), path)
+        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, over events already checked
     except ConfigError:
         raise
     except yaml.YAMLError as exc:
@@ -104,6 +99,20 @@ def _parse(text: str, path: object) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path} is not a mapping")
     return data
+
+
+def _refuse_aliases_and_depth(yaml, events, path: object) -> None:
+    """ConfigError at the first alias, or at a node deeper than MAX_DEPTH (the document's root is 1 deep)."""
+    depth = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            raise ConfigError(f"{path} uses a YAML alias (*name): not accepted")
+        if isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.NodeEvent) and depth + 1 > MAX_DEPTH:
+            raise ConfigError(f"{path} nests deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
 
 
 def stamp_of(path: str) -> list[int] | None:
@@ -135,16 +144,19 @@ def switches(locs: Locations) -> Switches:
 
 def _cached(cache: str, stamp: list[int]) -> Switches | None:
     data = wirejson.read_cache(cache, stamp)
-    if data is None or not isinstance(data.get("autobank"), list) or not isinstance(data.get("globs"), list):
+    if (data is None or not isinstance(data.get("autobank"), list) or not isinstance(data.get("globs"), list)
+            or not isinstance(data.get("encoder"), bool)):
         return None
     problem = data.get("problem")
     return Switches(data.get("auto_bank") is not False, [str(n) for n in data["autobank"] if str(n) in ALL_HARNESSES],
-                    str(problem) if problem else None, [str(g) for g in data["globs"][:MAX_EXCLUDE]])
+                    str(problem) if problem else None, [str(g) for g in data["globs"][:MAX_EXCLUDE]],
+                    encoder=data["encoder"], encoder_idle_minutes=_idle_minutes(data.get("encoder_idle_minutes")))
 
 
 def _keep(cache: str, stamp: list[int], found: Switches) -> None:
     wirejson.write_cache(cache, stamp, {"auto_bank": found.auto_bank, "autobank": found.autobank,
-                                        "problem": found.problem, "globs": found.exclude})
+                                        "problem": found.problem, "globs": found.exclude, "encoder": found.encoder,
+                                        "encoder_idle_minutes": found.encoder_idle_minutes})
 
 
 def _from_data(data: dict[str, Any], home: str) -> Switches:
@@ -164,7 +176,17 @@ def _from_data(data: dict[str, Any], home: str) -> Switches:
     if not isinstance(names, list):
         names = []
     globs, problem = _exclude_globs(memory.get("exclude"), home)
-    return Switches(auto_bank, [str(n) for n in names if str(n) in ALL_HARNESSES], problem, globs)
+    recall = data.get("recall")
+    recall = recall if isinstance(recall, dict) else {}
+    return Switches(auto_bank, [str(n) for n in names if str(n) in ALL_HARNESSES], problem, globs,
+                    encoder=recall.get("encoder", True) is not False,
+                    encoder_idle_minutes=_idle_minutes(recall.get("encoder_idle_minutes", ENCODER_IDLE_MINUTES)))
+
+
+def _idle_minutes(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 10**6:
+        return ENCODER_IDLE_MINUTES
+    return float(value)
 
 
 def _exclude_globs(value: object, home: str) -> tuple[list[str], str | None]:
@@ -199,21 +221,12 @@ def _exclude_globs(value: object, home: str) -> tuple[list[str], str | None]:
     return globs[:MAX_EXCLUDE], ("memory.exclude: " + "; ".join(problems)) if problems else None
 
 
-ENCODER_IDLE_MINUTES = 15.0
-
-
 def encoder_settings(locs: Locations) -> tuple[bool, float]:
     """`recall.encoder` (on unless false) and `recall.encoder_idle_minutes`, the quiet spell after which
-    the resident encoder exits (recall/encoder.py); the defaults for a file that cannot be used."""
-    try:
-        recall = load(locs).get("recall")
-    except ConfigError:
-        recall = None
-    recall = recall if isinstance(recall, dict) else {}
-    idle = recall.get("encoder_idle_minutes", ENCODER_IDLE_MINUTES)
-    if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 < idle < 10**6:
-        idle = ENCODER_IDLE_MINUTES
-    return recall.get("encoder", True) is not False, float(idle)
+    the resident encoder exits (recall/encoder.py); the defaults for a file that cannot be used. From the
+    switches' cache: the file is parsed once per change, whoever reads it."""
+    found = switches(locs)
+    return found.encoder, found.encoder_idle_minutes
 
 
 def set_autobank(locs: Locations, names: list[str]) -> None:

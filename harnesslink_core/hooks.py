@@ -173,10 +173,11 @@ def prompt_context(ctx: Context) -> str:
     from .recall.terms import prompt_words, skip_reason
     from .store.scope import scope_folders
 
+    kept_out = _kept_out(ctx)  # first: a changed config.yml is parsed here, once, not also by the pass beside it
     if not ctx.opts.dry_run:
         _start_pass_if_due(ctx)
     words = prompt_words(ctx.prompt)  # read once: every stage of the search takes them
-    reason = _kept_out(ctx) or skip_reason(ctx.prompt, words)
+    reason = kept_out or skip_reason(ctx.prompt, words)
     if reason:
         ctx.notes.append(f"no matches: {reason}")
         return ""

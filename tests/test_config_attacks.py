@@ -79,7 +79,7 @@ def test_a_hostile_config_is_read_once_then_the_defaults_answer_quickly(tmp_path
 
 def test_many_globs_keep_the_first_ones_and_say_the_rest_are_left_out(tmp_path: Path) -> None:
     env, locs = corpus_world(tmp_path)
-    globs = [f"/elsewhere/{n}" for n in range(3000)]
+    globs = [f"/elsewhere/{n}" for n in range(1000)]
     locs.config_file.write_text("memory:\n  exclude:\n" + "".join(f"    - {g}\n" for g in globs))
     assert LOGIN_ENTRY in prompt(env)[0]["hookSpecificOutput"]["additionalContext"]
     locs.config_file.write_text("memory:\n  exclude:\n" + "".join(f"    - {g}\n" for g in [SHOP] + globs))
@@ -98,3 +98,49 @@ def test_a_config_larger_than_the_bound_is_not_parsed(locs) -> None:
     locs.config_file.write_text("memory:\n  autoBank: false\n" + "# padding\n" * 10000)
     switches = config.switches(locs)
     assert switches.auto_bank and "larger than" in (switches.problem or "")
+
+
+def filled(head: str, item: str, bound: int) -> str:
+    """`head` then a flow list of as many `item`s under `padding:` as keep the text within `bound` bytes."""
+    opening, closing = head + "padding: [", "]\n"
+    room = bound - len((opening + closing).encode())
+    return opening + ",".join([item] * ((room + 1) // (len(item) + 1))) + closing
+
+
+def deepest_item(levels: int) -> str:
+    """A flow list item of `padding` whose innermost scalar is `levels` deep (the root is 1, `padding`'s list 2)."""
+    return "[" * (levels - 3) + "1" + "]" * (levels - 3)
+
+
+def test_a_config_at_the_bounds_is_parsed_once_whoever_reads_it(tmp_path: Path) -> None:
+    """A valid config.yml as costly as the bounds allow (its size, nested as deep as accepted) is parsed
+    quickly and once: the prompt hook, its pass, status and the encoder's settings all read what that parse
+    left. One level deeper, or an alias, and it is refused whole."""
+    env, locs = corpus_world(tmp_path)
+    head = f"memory:\n  exclude: [{SHOP}]\nrecall:\n  encoder: false\n"
+    locs.config_file.write_text(filled(head, deepest_item(config.MAX_DEPTH), config.MAX_CONFIG_BYTES))
+    marker = yaml_spy(tmp_path, env)
+    answer, elapsed = prompt(env)
+    assert answer == {} and elapsed < 1.5  # parsed (the project is kept out), within a prompt's budget
+    for n in range(2):
+        assert prompt(env, f"s-{n}")[0] == {}
+        status = cli(env, "status")
+        assert status.returncode == 0 and "encoder: off" in status.stdout.decode(), status.stdout
+    assert marker.read_text().count("parsed") == 1
+
+    for text, problem in ((head + f"padding: [{deepest_item(config.MAX_DEPTH + 1)}]\n", "nests deeper than"),
+                          (f"x: &a {SHOP}\nmemory:\n  exclude: [*a]\n", "alias")):
+        locs.config_file.write_text(text)
+        answer, _ = prompt(env, f"s-{problem}")  # a session of its own: each entry is given once per session
+        assert LOGIN_ENTRY in answer["hookSpecificOutput"]["additionalContext"]
+        assert problem in cli(env, "status").stdout.decode()
+
+
+def test_a_config_past_the_bound_costs_the_first_prompt_nothing(tmp_path: Path) -> None:
+    """A valid 64 KB config.yml of nested flow lists took the first prompt 2.5 s to parse: past the bound,
+    it is not parsed."""
+    env, locs = corpus_world(tmp_path)
+    locs.config_file.write_text(filled("memory:\n  autoBank: true\n", "[[[[[[[[[[1]]]]]]]]]]", 64 * 1024 - 1))
+    answer, elapsed = prompt(env)
+    assert LOGIN_ENTRY in answer["hookSpecificOutput"]["additionalContext"] and elapsed < 1.0
+    assert "larger than" in cli(env, "status").stdout.decode()
