@@ -1,8 +1,9 @@
 """Behaviour unchanged, as bytes: backfill the benchmark corpus with a given checkout and print one digest
 of what it made.
 
+    git worktree add /tmp/before <commit before the change>
     python benchmarks/same_bytes.py --checkout /tmp/before --turns 2000
-    python benchmarks/same_bytes.py --checkout /work/main --turns 2000     # the same digest: nothing changed
+    python benchmarks/same_bytes.py --checkout . --turns 2000              # the same digest: nothing changed
 
 The corpus (benchmarks/corpus.py) is made once from a fixed seed and a fixed "now", copied whole (times kept)
 into a fresh HOME at the same path for each run, and banked by `harnesslink backfill --days 30` run in a child
