@@ -419,7 +419,7 @@ def test_in_a_browser_search_finds_an_entry_and_opens_it_in_full(tmp_path: Path)
                 assert page.title() == "Memory · HarnessLink memory"
                 assert page.locator("table.projects tbody tr").count() == 2
                 assert page.locator("figure.chart rect.bar").count() == 12  # shop's 11 days and lib's one
-                page.click(f"text={SHOP_SLUG}")
+                page.click(f"table.projects a[title='{SHOP_SLUG}']")  # named by its folder, the slug its title
                 page.fill("input[name=q]", "checkout rounding")
                 page.click("form.search button")
                 page.wait_for_selector("ol.hits")

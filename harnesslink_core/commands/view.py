@@ -42,11 +42,13 @@ from ..store import trust
 from ..store.entries import MAX_ENTRY_BYTES, parse_entry
 from ..store.injected import given_log, opened_log
 from ..store.ledger import tombstones
-from ..store.scope import all_projects, holds_whole, is_safe_slug, linked_projects, project_slug, scope_folders
+from ..store.scope import (all_projects, folder_key, holds_whole, is_safe_slug, linked_projects, project_slug,
+                           scope_folders)
 from .options import whole_number
 
 ASSETS = Path(__file__).resolve().parent.parent / "viewer"
 TIMELINE_PAGE = 100
+NEWEST_ENTRIES = 15  # on the first page, across the projects
 SEARCH_LIMIT = 20
 CHART_DAYS = 60
 HARNESSES = ("claude-code", "codex", "pi", "omp")
@@ -217,8 +219,11 @@ def build_app(locs: Locations, start: str | None = None):
             index.sync(conn, locs, shown)
             rows = [row for row in overview.projects(conn) if row.slug in set(shown)]
             chart = _chart(overview.per_day(conn, shown, since=_chart_since(conn, shown)))
+            names = _names(locs, conn, [row.slug for row in rows])
+            newest = overview.timeline(conn, shown, limit=NEWEST_ENTRIES)
         links = {row.slug: _shown_links(locs, row.slug) for row in rows}
-        return page("home", title="Memory", rows=rows, links=links, chart=chart, start=project_slug(start) if start else "")
+        return page("home", title="Memory", rows=rows, links=links, chart=chart, names=names, newest=newest,
+                    start=project_slug(start) if start else "")
 
     @app.get("/p/<slug>")
     def project(slug: str):
@@ -322,6 +327,29 @@ def _project(locs: Locations, slug: str, start: str | None) -> ProjectView:
     folders = folders if folders is not None else {slug: None, **{p: None for p in linked}}
     folders = {project: folder for project, folder in folders.items() if _shown(locs, project)}
     return ProjectView(slug, cwd, list(folders), folders, linked)
+
+
+class ProjectName:
+    """A project as a person knows it: the name of the folder most of its entries were banked in, that
+    folder, and its repository when IDENTITY.md names one (the slug only when no folder is known)."""
+
+    def __init__(self, slug: str, folder: str | None, repository: str | None) -> None:
+        self.folder = folder
+        self.repository = repository
+        self.name = (os.path.basename(folder.rstrip("/")) or folder) if folder else slug
+
+
+def _names(locs: Locations, conn, slugs: list[str]) -> dict[str, ProjectName]:
+    from ..store.identity import WHOLE_SLUG, tree_identities
+
+    identities = tree_identities(locs)
+    names = {}
+    for slug in slugs:
+        folder = next((cwd for cwd, _ in overview.folders(conn, slug) if cwd), None)
+        known = identities.get(slug, {})
+        repository = known.get(folder_key(folder)) if folder else None
+        names[slug] = ProjectName(slug, folder, repository or known.get(WHOLE_SLUG) or None)
+    return names
 
 
 def _shown(locs: Locations, slug: str) -> bool:

@@ -14,7 +14,9 @@ the `python3` on PATH and the standard library only (the dependencies live in th
   never gets the memory twice. uninstall.py takes install.py's wiring out and the plugin takes over again.
 
 A ready venv carries a stamp naming the plugin folder and version it was built from; a plugin update (a new
-folder) refreshes it in the background while the old one keeps serving.
+folder) refreshes it in the background while the old one keeps serving. A setup that fails (no network for
+pip, say) records how many times it failed in a row (`setup.failed`, its time the file's); the hooks try again
+only once RETRY_AFTER has passed since (1 min, 5 min, 30 min, then every 3 hours), not on every call.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 HARNESS = "claude-code"
 WAIT = {"session-start": 20.0, "mcp": 20.0}  # seconds; the hooks' timeouts in plugin.json are 30
 STAMP = "harnesslink-plugin.stamp"
+RETRY_AFTER = (60, 300, 1800, 10800)  # seconds after the 1st, 2nd, 3rd, and every later failed setup in a row
 
 
 class Plugin:
@@ -45,6 +48,7 @@ class Plugin:
         self.venv = os.path.join(data, "venv")
         self.log = os.path.join(data, "setup.log")
         self.lock = os.path.join(data, "setup.lock")
+        self.failed = os.path.join(data, "setup.failed")  # how many setups failed in a row; its time, the last's
 
     def exe(self, name: str) -> str:
         return os.path.join(self.venv, "bin", name)
@@ -98,8 +102,7 @@ def dispatch(plugin: Plugin, words: list[str], env: dict[str, str],
 
 def run_hook(plugin: Plugin, event: str, env: dict[str, str]) -> int:
     if not _ready(plugin, env, WAIT.get(event, 0.0)):
-        _say(f"HarnessLink: first run, making the private environment in {plugin.venv} in the background "
-             f"(progress in {plugin.log}); memory starts once it is ready")
+        _say(_not_ready(plugin))
         if event == "session-start":
             import json
 
@@ -112,8 +115,7 @@ def run_hook(plugin: Plugin, event: str, env: dict[str, str]) -> int:
 
 def serve_tools(plugin: Plugin, env: dict[str, str]) -> int:
     if not _ready(plugin, env, WAIT["mcp"]):
-        _say(f"HarnessLink: the private environment {plugin.venv} is not ready yet (progress in {plugin.log}); "
-             "the memory tools come with the next session")
+        _say(_not_ready(plugin) + "; the memory tools come with the session after that")
         return 1
     exe = plugin.exe("harnesslink")
     os.execv(exe, [exe, "mcp", "--harness", plugin.harness])
@@ -168,7 +170,7 @@ def _ready(plugin: Plugin, env: dict[str, str], wait: float) -> bool:
     """Whether the venv can serve now, starting the setup (in the background) when it is missing or stale."""
     if plugin.usable() and plugin.current():
         return True
-    if not _setup_running(plugin):
+    if _retry_in(plugin) <= 0 and not _setup_running(plugin):
         start_setup(plugin, env)
     if plugin.usable():
         return True  # stale (the plugin was updated): the old venv serves while the new one is made
@@ -180,6 +182,35 @@ def _ready(plugin: Plugin, env: dict[str, str], wait: float) -> bool:
         if plugin.usable():
             return True
     return False
+
+
+def _not_ready(plugin: Plugin) -> str:
+    wait = _retry_in(plugin)
+    if wait > 0:
+        return (f"HarnessLink: the private environment {plugin.venv} could not be made (why: {plugin.log}); "
+                f"the next try is in {wait // 60 + 1} min (remove {plugin.failed} to try at the next call)")
+    return (f"HarnessLink: first run, making the private environment in {plugin.venv} in the background "
+            f"(progress in {plugin.log}); memory starts once it is ready")
+
+
+def _failures(plugin: Plugin) -> tuple[int, float]:
+    """(setups failed in a row, when the last one failed); (0, 0.0) when the last one did not."""
+    try:
+        with open(plugin.failed, encoding="utf-8") as f:
+            count = f.read(16).strip()
+            return (int(count) if count.isdigit() else 1), os.fstat(f.fileno()).st_mtime
+    except OSError:
+        return 0, 0.0
+
+
+def _retry_in(plugin: Plugin) -> int:
+    """Seconds until a failed setup may be tried again (0 or less: now)."""
+    import time
+
+    count, when = _failures(plugin)
+    if not count:
+        return 0
+    return int(when + RETRY_AFTER[min(count, len(RETRY_AFTER)) - 1] - time.time())
 
 
 def start_setup(plugin: Plugin, env: dict[str, str]) -> None:
@@ -231,7 +262,9 @@ def setup(plugin: Plugin, env: dict[str, str]) -> int:
             with environment.package_source(Path(plugin.source)) as source:
                 built = environment.build_venv(Path(plugin.venv), source)
         except EnvironmentFailed as e:
-            print(f"failed: {e}\n{e.hint}", flush=True)
+            count = _failures(plugin)[0] + 1
+            Path(plugin.failed).write_text(f"{count}\n", encoding="utf-8")
+            print(f"failed ({count} in a row): {e}\n{e.hint}", flush=True)
             return 1
         if first:
             launcher = [os.path.join(plugin.root, "launch.py"), *plugin.words, "first-run"]
@@ -239,6 +272,7 @@ def setup(plugin: Plugin, env: dict[str, str]) -> int:
                                       env=env, capture_output=True, text=True)
             print(finished.stdout + finished.stderr, end="", flush=True)
         Path(plugin.venv, STAMP).write_text(plugin.stamp(), encoding="utf-8")
+        Path(plugin.failed).unlink(missing_ok=True)
         print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} ready", flush=True)
     return 0
 
