@@ -46,9 +46,9 @@ def test_off_file_in_a_parent_keeps_the_tree_out_and_the_transcript_unread(locs,
 
     real_read = claude_code.read
 
-    def spy(path, start, carry, budget):
+    def spy(path, *args, **kwargs):
         read_paths.append(str(path))
-        return real_read(path, start, carry, budget)
+        return real_read(path, *args, **kwargs)
 
     monkeypatch.setattr(claude_code, "read", spy)
     report = autobank.run_pass(locs)
