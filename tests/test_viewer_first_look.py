@@ -73,6 +73,11 @@ def test_the_first_page_names_projects_by_folder_and_shows_the_newest_entries(tm
                 assert "Pin the linter version" in newest.nth(1).inner_text()
                 assert "Behind a link" not in page.inner_text("main")
 
+                projects.filter(has_text="viewshop").click()
+                page.wait_for_selector("ol.timeline")
+                assert page.inner_text("main h1") == "viewshop" and REPOSITORY in page.inner_text("dl.facts")
+                page.go_back()
+
                 newest.first.locator("a.entry").click()
                 page.wait_for_selector("h1.entry-title")
                 assert page.inner_text("h1.entry-title") == NEWEST

@@ -235,7 +235,8 @@ def build_app(locs: Locations, start: str | None = None):
             entries = overview.timeline(conn, [slug], limit=TIMELINE_PAGE, offset=offset)
             chart = _chart(overview.per_day(conn, [slug], since=_chart_since(conn, [slug])))
             view.folders = overview.folders(conn, slug)
-        return page("project", title=slug, view=view, entries=entries, total=total, offset=offset,
+            name = _names(locs, conn, [slug])[slug]
+        return page("project", title=name.name, name=name, view=view, entries=entries, total=total, offset=offset,
                     step=TIMELINE_PAGE, chart=chart)
 
     @app.get("/search")

@@ -1,6 +1,10 @@
 % rebase('base.tpl')
-<h1>{{view.slug}}</h1>
+<h1>{{name.name}}</h1>
 <dl class="facts">
+  % if name.repository:
+  <dt>repository</dt><dd>{{name.repository}}</dd>
+  % end
+  <dt>in the tree</dt><dd><code>{{view.slug}}</code></dd>
   <dt>folders</dt>
   <dd>
     % for folder, count in view.folders:
