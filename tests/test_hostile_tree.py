@@ -163,8 +163,9 @@ def test_a_symlinked_folder_in_the_tree_is_never_followed(world, tmp_path: Path,
     stop = run_hook(env, "stop", "--harness", "claude-code", stdin=json.dumps(
         {"session_id": "s-live", "cwd": cwd, "transcript_path": str(session.path)}))
     assert stop.returncode == 0
-    backfill = cli(env, "backfill", "--days", "3650")
-    assert backfill.returncode == 0, backfill.stderr
+    backfill = cli(env, "backfill", "--days", "3650")  # the linked project's turn cannot be banked: said so
+    assert backfill.returncode == 1 and b"nothing is written through it" in backfill.stderr, backfill.stderr
+    assert len(backfill.stderr.splitlines()) == 1
     assert sorted(p.name for p in outside.rglob("*")) == before  # nothing written through the link
 
 
