@@ -34,6 +34,17 @@ def codex_plugin_installed(home: Path) -> None:
     (codex / "config.toml").write_text('[plugins."harnesslink@harnesslink"]\nenabled = true\n')
 
 
+def codex_plugin_venv_made(locs) -> Path:
+    """The Codex plugin's venv as its setup leaves it (stamped), its `harnesslink` running this checkout."""
+    venv = locs.agent_dir / "codex-plugin" / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "harnesslink-plugin.stamp").write_text(f"{__version__} /plugin\n")
+    cli = venv / "bin" / "harnesslink"
+    cli.write_text(f"#!/bin/sh\nPYTHONPATH='{REPO}' exec '{sys.executable}' -m harnesslink_core.main \"$@\"\n")
+    cli.chmod(0o755)
+    return cli
+
+
 def test_nothing_wired_is_all_well(locs, capsys, monkeypatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     code, report = doctor(capsys)
@@ -53,6 +64,7 @@ def test_a_plugin_whose_hooks_never_ran_names_the_trust_step(locs, isolated_home
 
 def test_hooks_that_ran_are_dated_by_their_own_record(locs, isolated_home, capsys, monkeypatch) -> None:
     codex_plugin_installed(isolated_home)
+    codex_plugin_venv_made(locs)
     for event in ("session-start", "user-prompt-submit"):
         done = subprocess.run([sys.executable, "-m", "harnesslink_core.hooks", event, "--harness", "codex"],
                               input="{}", capture_output=True, text=True, timeout=60, cwd=isolated_home,
@@ -69,6 +81,7 @@ def test_hooks_that_ran_are_dated_by_their_own_record(locs, isolated_home, capsy
     assert code == 0, problems(report)
     ran = {c["name"]: c["detail"] for c in report["harnesses"]["codex"]}
     assert __version__ in ran["hook user-prompt-submit"] and "ran " in ran["hook session-start"]
+    assert "memory_search" in ran["memory server"], "the plugin's own memory server answers"
 
 
 def test_a_venv_older_than_the_package_says_run_install(locs, capsys) -> None:
@@ -118,3 +131,14 @@ def test_a_memory_server_failing_to_start_says_run_install(locs, capsys, monkeyp
     assert time.monotonic() - started < 30, "a server that never answers is given up on"
     [check] = [c for c in problems(report) if c["name"] == "memory server"]
     assert code == 1 and "tools/list" in check["detail"] and "install.py" in check["fix"], check
+
+
+def test_a_plugin_whose_memory_server_fails_names_its_venv(locs, isolated_home, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    codex_plugin_installed(isolated_home)
+    [check] = [c for c in problems(doctor(capsys)[1]) if c["name"] == "memory server"]
+    assert "not made yet" in check["detail"] and "session" in check["fix"], check
+    codex_plugin_venv_made(locs).write_text("#!/bin/sh\nexit 3\n")
+    code, report = doctor(capsys)
+    [check] = [c for c in problems(report) if c["name"] == "memory server"]
+    assert code == 1 and check["fix"].startswith("rm -rf") and "codex-plugin" in check["fix"], check

@@ -26,7 +26,7 @@ from ..fastsqlite import connect
 from ..paths import Locations
 from ..store import hook_runs
 from ..store.ledger import read_only_ledger
-from ..wiring import codex_plugin, environment, hook_command
+from ..wiring import claude_plugin, codex_plugin, environment, hook_command
 from ..wiring.registry import WIRINGS
 
 RPC_TIMEOUT = 15.0  # seconds for `codex app-server` or our memory server to answer
@@ -94,7 +94,9 @@ def collect(locs: Locations) -> Report:
             if name == "codex":
                 checks.append(_codex_trust(locs))
             if by_install.ok and name in ("claude-code", "codex"):
-                checks.append(_tools_list(locs, venv_cli, name))
+                checks.append(_tools_list(locs, venv_cli, name, "python install.py (it makes the private venv again)"))
+            elif plugin is not None:
+                checks.append(_plugin_server(locs, name))
         checks.append(_last_banked(locs, name))
         report.harnesses[name] = checks
     report.general += [_venv_version(locs), _index_health(locs), _encoder(locs), *_orphan_plugin_venv(locs)]
@@ -123,12 +125,11 @@ def _plugin(locs: Locations, harness: str) -> str | None:
         entry = plugins.get(codex_plugin.PLUGIN_ID)
         if not isinstance(entry, dict) or entry.get("enabled") is False:
             return None
-        versions = os.listdir(os.path.join(codex_plugin.codex_home(locs), "plugins", "cache", "harnesslink",
-                                           "harnesslink")) if _is_dir(codex_plugin.codex_home(locs)) else []
+        cache = os.path.join(codex_plugin.codex_home(locs), "plugins", "cache", "harnesslink", "harnesslink")
+        versions = os.listdir(cache) if os.path.isdir(cache) else []
         return f"{codex_plugin.PLUGIN_ID} {', '.join(sorted(versions)) or '(not in the cache)'}"
     if harness == "claude-code":
-        folder = locs.env_folder("CLAUDE_CONFIG_DIR", str(locs.home / ".claude"))
-        stamp = os.path.join(folder, "plugins", "data", "harnesslink-harnesslink", "venv", "harnesslink-plugin.stamp")
+        stamp = os.path.join(_plugin_venv(locs, harness), claude_plugin.STAMP)
         try:
             with open(stamp, encoding="utf-8") as f:
                 return f"harnesslink@harnesslink {f.read().split(' ')[0]}"
@@ -137,8 +138,21 @@ def _plugin(locs: Locations, harness: str) -> str | None:
     return None
 
 
-def _is_dir(path: str) -> bool:
-    return os.path.isdir(path)
+def _plugin_venv(locs: Locations, harness: str) -> str:
+    """Where the plugin of `harness` keeps its private venv."""
+    if harness == "codex":
+        return os.path.join(codex_plugin.data_folder(locs), "venv")
+    folder = locs.env_folder("CLAUDE_CONFIG_DIR", str(locs.home / ".claude"))
+    return os.path.join(folder, "plugins", "data", "harnesslink-harnesslink", "venv")
+
+
+def _plugin_server(locs: Locations, harness: str) -> Check:
+    venv = _plugin_venv(locs, harness)
+    if not os.path.exists(os.path.join(venv, claude_plugin.STAMP)):
+        return Check("memory server", False, f"the plugin's venv {venv} is not made yet",
+                     f"start a {harness} session: it is made in the background (progress in its setup.log)")
+    return _tools_list(locs, os.path.join(venv, "bin", "harnesslink"), harness,
+                       f"rm -rf '{venv}' (the next {harness} session makes it again)")
 
 
 def _hook_runs(locs: Locations, harness: str) -> list[Check]:
@@ -192,7 +206,7 @@ def _codex_hooks(codex: str, locs: Locations) -> list[dict] | None:
     return [hook for entry in data for hook in entry.get("hooks") or []] if answer else None
 
 
-def _tools_list(locs: Locations, cli: Any, harness: str) -> Check:
+def _tools_list(locs: Locations, cli: Any, harness: str, fix: str) -> Check:
     requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                             "clientInfo": {"name": "harnesslink-doctor", "version": __version__}}},
@@ -201,8 +215,7 @@ def _tools_list(locs: Locations, cli: Any, harness: str) -> Check:
     answer = _rpc([str(cli), "mcp", "--harness", harness], requests, 2, dict(locs.env))
     tools = [t.get("name") for t in ((answer or {}).get("result") or {}).get("tools") or []]
     if not tools:
-        return Check("memory server", False, f"{cli} mcp did not answer tools/list (within {RPC_TIMEOUT:g} s)",
-                     "python install.py (it makes the private venv again)")
+        return Check("memory server", False, f"{cli} mcp did not answer tools/list (within {RPC_TIMEOUT:g} s)", fix)
     return Check("memory server", True, f"answers tools/list: {', '.join(tools)}")
 
 

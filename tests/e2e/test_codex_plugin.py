@@ -197,6 +197,7 @@ def test_the_plugin_from_a_local_marketplace_wires_codex_and_removes_clean(sandb
     assert all(checks[f"hook {event}"]["detail"].startswith("ran ") for event in ("session-start", "user-prompt-submit",
                                                                                  "stop")), checks
     assert checks["plugin"]["ok"] and checks["last banked"]["detail"] != "no turn banked yet", checks
+    assert checks["memory server"]["ok"] and "memory_search" in checks["memory server"]["detail"], checks
 
     since = len(sandbox.server.model_requests())
     flow.driver.start(sandbox, f'Use memory. [[tool: memory_search | {{"query": "{topic} calibration"}}]]').check()
