@@ -3,11 +3,12 @@ words alone, and of words and meaning fused (`recall/pull.py`).
 
     python -m benchmarks.pull --home DIR [--tune] [--blind]
 
-Development sets: the eight `queries*.json` sets over the corpora `benchmarks/quality.py`
+Development sets: the `queries*.json` sets but the blind ones (final, ninth and later) over the corpora `benchmarks/quality.py`
 builds at DIR, DIR-unseen, ... and the first long prose conversations
 (`conversations_prose.json`: 12 conversations, 170 turns, each banked as a turn of its own
 session in DIR-conversations; 70 questions asked days later); `--tune` tries fusion settings
-on them. Blind, scored once at the very end with `--blind`: the ninth coding set
+on them (one meaning weight, leave-one-set-out), with the queries' and entries' vectors from the
+resident encoder. Blind, scored once at the very end with `--blind`: the ninth coding set
 (`queries_ninth.json`, planted with every earlier set's targets in DIR-ninth) and the second
 prose conversations (`conversations_prose_second.json`: 12 conversations, 167 turns, 70
 questions, in DIR-conversations-second), both written blind by helpers for this round.
@@ -27,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import corpus, quality
+from benchmarks.meaning_fit import Answered
 from harnesslink_core.banking import autobank
 from harnesslink_core.paths import locations
 from harnesslink_core.recall import index, pull
@@ -35,11 +37,12 @@ from harnesslink_core.store.scope import scope_for
 NINTH = quality.NINTH
 CONVERSATIONS = Path(__file__).with_name("conversations_prose.json")  # scored twice: development now
 CONVERSATIONS_SECOND = Path(__file__).with_name("conversations_prose_second.json")  # blind: once, at the end
-DEV_SETS = (quality.QUERIES, quality.HELDOUT, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
+DEV_SETS = (quality.QUERIES, quality.HELDOUT, quality.UNSEEN, quality.BLIND, quality.SIXTH,
             quality.SEVENTH, quality.EIGHTH)  # the seventh and eighth were scored blind once: development now
 DEPTH = 10
-# what is compared: our words alone, and what recall does (words, every word and meaning fused)
-SETTINGS = {"words": (0.0, pull.RRF_K, pull.MEANING_ALONE, 0.0), "recall": (pull.MEANING_WEIGHT, pull.RRF_K)}
+# what is compared (meaning weight, meaning alone, plain weight): our words alone, and what recall does
+SETTINGS = {"words": (0.0, pull.MEANING_ALONE, 0.0), "recall": (None, None, None)}
+TUNED_WEIGHTS = (0.0, 0.5, 1.0, 1.5, 3.0, 6.0, 10.0, 15.0, 25.0, 50.0)
 
 
 def plain_ranked(plain, query: str, projects: list[str]) -> list[str]:
@@ -62,14 +65,29 @@ def score_queries(conn, plain, queries, settings: dict[str, tuple[float, int]]) 
     out = {"queries": len(queries)}
     plain_r = [plain_ranked(plain, q, p) for q, p, _ in queries]
     out["plain_fts5"] = {"R@5": recall_at(plain_r, wanted, 5), "R@10": recall_at(plain_r, wanted, 10)}
-    for name, (weight, k, *more) in settings.items():
-        alone, plain = (more + [None, None])[:2]
-        ranked = [[h.path for h in pull.recall(conn, q, p, limit=DEPTH, meaning_weight=weight, rrf_k=k,
-                                               min_alone=alone, plain_weight=pull.PLAIN_WEIGHT if plain is None
-                                               else plain)]
+    for name, (weight, alone, plain) in settings.items():
+        ranked = [[h.path for h in pull.recall(conn, q, p, limit=DEPTH, meaning_weight=weight, min_alone=alone,
+                                               plain_weight=pull.PLAIN_WEIGHT if plain is None else plain,
+                                               encoding=Answered(VECTORS.get(q)))]
                   for q, p, _ in queries]
         out[name] = {"R@5": recall_at(ranked, wanted, 5), "R@10": recall_at(ranked, wanted, 10)}
     return out
+
+
+VECTORS: dict[str, list[float]] = {}  # each query's vector from the resident encoder (`with_encoder`)
+
+
+def with_encoder(home: Path, sets, conversation_files=()) -> None:
+    """The queries' vectors asked once of an encoder, and every corpus's entry vectors made (kept in its
+    index), so that `pull.recall` is measured as `ask` runs it, with the encoder answering."""
+    from benchmarks.meaning_fit import fill, query_vectors
+
+    texts = {q["query"] for path in sets for q in json.loads(path.read_text())["queries"]}
+    texts |= {q["query"] for path in conversation_files for q in json.loads(path.read_text())["questions"]}
+    VECTORS.update(query_vectors(sorted(texts)))
+    for suffix, _, chosen in quality.CORPORA:
+        if any(s in sets for s in chosen):
+            fill(home.with_name(home.name + suffix))
 
 
 def coding_sets(home: Path, sets, settings) -> dict:
@@ -114,6 +132,10 @@ def conversations(home: Path, settings, source: Path = CONVERSATIONS, suffix: st
         autobank.drain(locs)
         marker.write_text("{}")
     index.rebuild(locs)
+    if VECTORS:
+        from benchmarks.meaning_fit import fill
+
+        fill(where)
     conn = index.connect(locs, create=False)
     try:
         by_prompt: dict[str, str] = {}
@@ -145,12 +167,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tune", action="store_true", help="try fusion settings on the development sets")
     parser.add_argument("--blind", action="store_true", help="score the blind sets (once, at the very end)")
     parser.add_argument("--conversations-only", action="store_true", help="only the blind conversations")
+    parser.add_argument("--static", action="store_true", help="without the encoder: the static vectors' cosines")
     args = parser.parse_args(argv)
     settings = SETTINGS.copy()
     if args.tune:
-        settings.update({f"plain{p}_m{m}_k{k}": (m, k, pull.MEANING_ALONE, p)
-                         for p in (0.0, 0.5, 1.0, 2.0) for m in (0.5, 1.0, 1.5) for k in (5, 20)})
+        settings.update({f"meaning {m:g}": (m, None, None) for m in TUNED_WEIGHTS})
     parser_sets = () if args.conversations_only else ((NINTH,) if args.blind else DEV_SETS)
+    if not args.static:
+        with_encoder(args.home, parser_sets, (CONVERSATIONS_SECOND,) if args.blind or args.conversations_only
+                     else (CONVERSATIONS,))
     results = coding_sets(args.home, parser_sets, settings)
     if not args.blind:
         results.update(conversations(args.home, settings))
@@ -162,11 +187,24 @@ def main(argv: list[str]) -> int:
             if isinstance(scores, dict):
                 print(f"  {ranking:15} R@5 {scores['R@5']:.3f}  R@10 {scores['R@10']:.3f}")
     if args.tune:
-        names = [n for n in next(iter(results.values())) if n not in ("queries",)]
-        for n in names:
-            mean5 = sum(r[n]["R@5"] for r in results.values()) / len(results)
-            print(f"mean R@5 {n}: {mean5:.3f}")
+        print(json.dumps(leave_one_set_out(results), indent=2))
     return 0
+
+
+def leave_one_set_out(results: dict) -> dict:
+    """For each set, the meaning weight that does best (mean R@5) on the others, and that weight's R@5 on it;
+    and the weight best over them all."""
+    names = [f"meaning {m:g}" for m in TUNED_WEIGHTS]
+
+    def best_on(sets: list[str]) -> str:
+        return max(names, key=lambda n: (sum(results[s][n]["R@5"] for s in sets), -names.index(n)))
+
+    held = {}
+    for name in results:
+        chosen = best_on([s for s in results if s != name])
+        held[name] = {"weight": chosen, "R@5": results[name][chosen]["R@5"],
+                      "plain_fts5": results[name]["plain_fts5"]["R@5"]}
+    return {"held_out": held, "over_all": best_on(list(results))}
 
 
 if __name__ == "__main__":

@@ -120,7 +120,7 @@ def test_a_paraphrase_with_no_shared_word_is_found_through_meaning(tmp_path):
         conn.close()
     assert by_words == []  # not one of its meaningful words is in the bank
     assert found and "too many clients" in found[0].title
-    assert "meaning #1" in found[0].why
+    assert "meaning cosine" in found[0].why
     assert "too many clients" in fused[0].title
 
 
@@ -220,7 +220,7 @@ def test_memory_search_says_why_each_entry_ranks_where_it_does(tmp_path):
     env = make_env(tmp_path)
     text = call("memory_search", {"query": "too few sockets for simultaneous visitors"},
                 Session(locs, SHOP, "claude-code", "s-now"))
-    assert "too many clients" in text and "meaning #1" in text.split("too many clients", 1)[1].split("\n\n", 1)[0]
+    assert "too many clients" in text and "meaning cosine" in text.split("too many clients", 1)[1].split("\n\n", 1)[0]
     assert env["HOME"] in str(locs.memories)
 
 

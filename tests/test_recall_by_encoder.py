@@ -346,3 +346,27 @@ def test_a_small_bank_stays_quiet_on_work_never_done_that_shares_its_words(small
     report = answered_dry_run(small_bank, "write a test for the nightly backup job at midnight", APP)
     assert injected(report) == ""
     assert "# stayed quiet: by meaning, nothing here answers the prompt" in report
+
+
+# the pull fused by score
+
+
+def test_memory_search_ranks_by_the_encoders_meaning_and_names_the_evidence(small_bank):
+    from harnesslink_core.memory_tools import Session, call
+    from harnesslink_core.paths import locations
+
+    locs = locations(small_bank)
+    text = call("memory_search", {"query": "which component lets users pick a darker colour scheme?"},
+                Session(locs, APP, "codex", "s-pull"))
+    first = text.split("Why here:", 1)
+    assert "Add a dark mode toggle" in first[0]
+    assert "meaning cosine" in first[1].splitlines()[0] and "(encoder)" in first[1].splitlines()[0]
+
+
+def test_recall_never_abstains_and_says_whose_cosine_it_read(small_bank):
+    out = run_cli(small_bank, "recall", "--json", "--cwd", APP, "people get signed out right after 12am")
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)["matches"]
+    assert hits, "a pull always answers"
+    assert hits[0]["title"] == "The login test fails every night around midnight"
+    assert "(encoder)" in hits[0]["why"]
