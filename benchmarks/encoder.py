@@ -52,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=20, help="one-prompt runs")
     parser.add_argument("--idle", type=float, default=3.0, help="seconds of idle CPU measured")
     args = parser.parse_args(argv)
+    print(json.dumps(measure(args.rounds, args.idle), indent=2))
+    return 0
+
+
+def measure(rounds: int, idle: float) -> dict[str, object]:
+    """The figures of the module docstring (benchmarks/run.py prints them too)."""
     figures: dict[str, object] = {"cores": os.cpu_count(), "load_before": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "HOME": tmp, "HARNESSLINK_HOME": f"{tmp}/agent", "PYTHONPATH": str(ROOT)}
@@ -69,12 +75,12 @@ def main(argv: list[str] | None = None) -> int:
             figures["rss_warm_mb"] = client.status(locs)["rss_bytes"] >> 20
 
             before = ticks(server.pid)
-            time.sleep(args.idle)
+            time.sleep(idle)
             figures["idle_cpu_ticks"] = ticks(server.pid) - before
-            figures["idle_seconds_measured"] = args.idle
+            figures["idle_seconds_measured"] = idle
 
             inside, whole = [], []
-            for _ in range(args.rounds):
+            for _ in range(rounds):
                 t = time.perf_counter()
                 out = subprocess.run([sys.executable, "-S", "-c", ONE_PROMPT, PROMPT], env=env, capture_output=True,
                                      text=True, check=True)
@@ -100,8 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.TimeoutExpired:
                 server.kill()
     figures["load_after"] = os.getloadavg()[0]
-    print(json.dumps(figures, indent=2))
-    return 0
+    return figures
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks import corpus, installed, mcp_startup, pull, quality  # noqa: E402
+from benchmarks import encoder as encoder_figures  # noqa: E402
 from benchmarks import hook_latency as synthetic
 from benchmarks.installed import Case, interleaved, pct  # noqa: E402
 
@@ -316,7 +317,10 @@ def main() -> int:
         venv_root = args.venv or root / "install"
         venv = installed.build(venv_root)
         print(f"private venv as install.py makes it: {venv.folder}", flush=True)
-        results["installed"] = synthetic.hook_latency(10_000, 15 if args.quick else 40, root / "synthetic", venv_root)
+        results["encoder"] = encoder_figures.measure(5 if args.quick else 20, 2.0 if args.quick else 3.0)
+        print(f"encoder (benchmarks/encoder.py): {json.dumps(results['encoder'])}", flush=True)
+        results["installed"] = synthetic.hook_latency(10_000, 15 if args.quick else 40, root / "synthetic", venv_root,
+                                                      with_encoder=not args.quick)
         print(synthetic.summary(results["installed"], {}), flush=True)
         search_entries = 20_000 if args.quick else 100_000
         results["search_synthetic"] = {
@@ -428,6 +432,10 @@ def report(r: dict) -> str:
         i, s = e["index"], e["search"]
         lines.append(f"| {name} | {i['entries']} | {i['build_s']} | {i['size_mb']} | {i['peak_rss_mb']} | "
                      f"{s['p50_ms']} | {s['p95_ms']} | {s['max_ms']} | {s['with_matches']} |")
+    if r.get("encoder"):
+        lines += ["", "## Resident encoder (benchmarks/encoder.py)", "",
+                  "| " + " | ".join(r["encoder"]) + " |", "|" + "---|" * len(r["encoder"]),
+                  "| " + " | ".join(str(v) for v in r["encoder"].values()) + " |"]
     inst = r.get("installed")
     if inst:
         bare = inst["bare (venv python -c pass)"]
