@@ -127,8 +127,10 @@ def test_a_failed_plugin_setup_is_tried_again_after_1_then_5_minutes(tmp_path: P
         for _ in range(hook_calls):
             hook(env, root)
         time.sleep(2)  # a setup a call started has taken its lock and said so by now
-        assert eventually(lambda: setups_failed(log) == setups_started(log) and not claude_plugin._setup_running(plugin),
-                   seconds=240, every=0.2)
+        assert eventually(settled, seconds=240, every=0.2)
+
+    def settled() -> bool:  # every setup started has ended, in a failure
+        return setups_failed(log) == setups_started(log) and not claude_plugin._setup_running(plugin)
 
     def age_failure(seconds: float) -> None:
         when = os.stat(plugin.failed).st_mtime - seconds

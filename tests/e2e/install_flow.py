@@ -15,6 +15,7 @@ import re
 import secrets
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,14 @@ class Flow:
 
     def bank_entries(self, containing: str) -> list[Path]:
         return [p for p in self.agent_dir.glob("memories/*/bank/*.md") if containing in p.read_text(encoding="utf-8")]
+
+    def banked(self, containing: str, seconds: float = 120) -> list[Path]:
+        """The entries holding `containing`, once the stop hook's pass has written one: it runs after the
+        hook's answer, detached, so a CLI that does not wait for it exits before the entry is there."""
+        deadline = time.monotonic() + seconds
+        while not self.bank_entries(containing) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return self.bank_entries(containing)
 
     def framed_blocks(self, since: int) -> Iterator[tuple[str, str]]:
         """(kind, block) for every memory block we framed in the model requests from request `since` on."""

@@ -72,7 +72,7 @@ def test_the_plugin_from_a_local_marketplace_wires_claude_code_and_uninstalls_cl
 
     topic = f"quasar{secrets.token_hex(3)}"
     flow.driver.start(sandbox, f"Calibrate the {topic} flux capacitor [[bash: echo calibrated-$((40+2))]]").check()
-    entries = flow.bank_entries(topic)
+    entries = flow.banked(topic)
     assert len(entries) == 1, f"expected one entry about {topic}: {entries}\n{log}"
 
     since = len(sandbox.server.model_requests())

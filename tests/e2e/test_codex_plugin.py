@@ -120,12 +120,6 @@ def wait_for_setup(flow: Flow) -> str:
     return read(log)
 
 
-def banked(flow: Flow, topic: str) -> list[Path]:
-    """The entries about `topic`, once the stop hook's pass (after its answer, detached) has written one."""
-    wait_until(lambda: flow.bank_entries(topic), BANKING_TIMEOUT_SECONDS, every=0.2)
-    return flow.bank_entries(topic)
-
-
 def doctor(flow: Flow) -> tuple[int, dict]:
     """`harnesslink doctor --json` of the plugin's venv, with Codex on PATH (it asks Codex about trust)."""
     cli = flow.agent_dir / "codex-plugin" / "venv" / "bin" / "harnesslink"
@@ -177,7 +171,7 @@ def test_the_plugin_from_a_local_marketplace_wires_codex_and_removes_clean(sandb
 
     topic = f"quasar{secrets.token_hex(3)}"
     flow.driver.start(sandbox, f"Calibrate the {topic} flux capacitor [[bash: echo calibrated-$((40+2))]]").check()
-    entries = banked(flow, topic)
+    entries = flow.banked(topic, BANKING_TIMEOUT_SECONDS)
     assert len(entries) == 1, f"expected one entry about {topic}: {entries}\n{log}"  # the kept HOME says why
     assert "harness: codex" in entries[0].read_text(encoding="utf-8")
 
