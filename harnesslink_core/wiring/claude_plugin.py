@@ -194,13 +194,20 @@ def _not_ready(plugin: Plugin) -> str:
 
 
 def _failures(plugin: Plugin) -> tuple[int, float]:
-    """(setups failed in a row, when the last one failed); (0, 0.0) when the last one did not."""
+    """(setups failed in a row, when the last one failed); (0, 0.0) when the last one did not, or when
+    the record is anything but a regular file (never opened: a FIFO there would hold the hook)."""
+    from ..safefile import open_regular
+
+    fd = open_regular(plugin.failed)
+    if fd is None:
+        return 0, 0.0
     try:
-        with open(plugin.failed, encoding="utf-8") as f:
-            count = f.read(16).strip()
-            return (int(count) if count.isdigit() else 1), os.fstat(f.fileno()).st_mtime
+        count = os.read(fd, 16).decode("ascii", "replace").strip()
+        return (int(count) if count.isdigit() else 1), os.fstat(fd).st_mtime
     except OSError:
         return 0, 0.0
+    finally:
+        os.close(fd)
 
 
 def _retry_in(plugin: Plugin) -> int:
@@ -246,6 +253,7 @@ def setup(plugin: Plugin, env: dict[str, str]) -> int:
 
     from ..errors import EnvironmentFailed
     from . import environment
+    from .files import atomic_write
 
     os.makedirs(plugin.data, exist_ok=True)
     with open(plugin.lock, "a") as lock:
@@ -263,7 +271,7 @@ def setup(plugin: Plugin, env: dict[str, str]) -> int:
                 built = environment.build_venv(Path(plugin.venv), source)
         except EnvironmentFailed as e:
             count = _failures(plugin)[0] + 1
-            Path(plugin.failed).write_text(f"{count}\n", encoding="utf-8")
+            atomic_write(Path(plugin.failed), f"{count}\n".encode())
             print(f"failed ({count} in a row): {e}\n{e.hint}", flush=True)
             return 1
         if first:
