@@ -212,6 +212,8 @@ def test_a_file_of_garbage_as_the_socket_is_no_encoder(world, baseline):
     (folder / client.SOCKET_NAME).write_bytes(os.urandom(8192))
     same_answer(env, baseline, "s-file")
     assert "no encoder at the socket" in encoder_note(env)
+    time.sleep(0.5)  # run from elsewhere than the private venv, the hook started none after its answer
+    assert client.status(locs) is None and (folder / client.SOCKET_NAME).is_file()
 
 
 # entry vectors, made in the background
@@ -370,3 +372,16 @@ def test_recall_never_abstains_and_says_whose_cosine_it_read(small_bank):
     assert hits, "a pull always answers"
     assert hits[0]["title"] == "The login test fails every night around midnight"
     assert "(encoder)" in hits[0]["why"]
+
+
+def test_a_hook_from_the_private_venv_that_found_no_encoder_starts_one_after_its_answer(world, baseline):
+    env, locs = world
+    os.symlink(sys.prefix, os.path.join(locs.agent_path, "venv"))  # this interpreter stands for install.py's venv
+    try:
+        same_answer(env, baseline, "s-starts")
+        assert eventually(lambda: client.status(locs), 30), "no encoder was started for the next prompt"
+        assert "answered in" in answered_dry_run(env)
+    finally:
+        client.stop(locs)
+        eventually(lambda: client.status(locs) is None, 10)
+
