@@ -4,8 +4,9 @@ The layout follows the flow of the SPEC, one layer a folder, bottom first; a
 layer imports only from the layers below it (tests/test_layers.py holds that):
 
 - foundations, the modules at this level: `paths`, `clock`, `log`, `errors`,
-  `config`, `redact`, `wirejson`, `fastsqlite`, `model` (what a harness read),
-  `atomic` (replacing a file whole), `safefile` (reading one that may be hostile);
+  `config`, `redact` (its parts in `redaction/`: rules, gates, engine),
+  `wirejson`, `fastsqlite`, `model` (what a harness read), `atomic` (replacing a
+  file whole), `safefile` (reading one that may be hostile);
 - `harnesses/`: one transcript reader per harness (SPEC §4);
 - `store/`: the memory tree and the ledger, the formats on disk (SPEC §2, §3, §5);
 - `recall/`: the search index and what reads memory back, the brief and the

@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         "## Dropped rules", "",
         "The prefixed tokens of the rules dropped as slow (Square `sq0atp-`/`sq0csp-`/`EAAA`, Atlassian `ATATT3`, "
         "Fly.io, Sourcegraph `sgp_`, PlanetScale `pscale_`, Perplexity `pplx-`, Scalingo `tk-us-`, Terraform "
-        "`.atlasv1.`) are matched by our own linear rules in `harnesslink_core/redact.py`; the rules that need a "
+        "`.atlasv1.`) are matched by our own linear rules in `harnesslink_core/redaction/rules.py`; the rules that need a "
         "keyword beside the value are left to our `secret-assignment` rule.", "",
     ] + [f"- `{rid}`: {why}" for rid, why in dropped] + [""]
     (args.out / "SOURCE.md").write_text("\n".join(lines), "utf-8")

@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "harnesslink_core"
 
 # bottom first; a name is a top-level module or a sub-package (all of its modules)
 LAYERS = [
-    ("foundations", {"paths", "clock", "log", "errors", "config", "redact", "wirejson", "fastsqlite", "model",
-                     "atomic", "safefile"}),
+    ("foundations", {"paths", "clock", "log", "errors", "config", "redact", "redaction", "wirejson", "fastsqlite",
+                     "model", "atomic", "safefile"}),
     ("readers", {"harnesses"}),
     ("store", {"store"}),
     ("recall", {"recall"}),

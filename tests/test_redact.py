@@ -13,6 +13,8 @@ import time
 import pytest
 
 from harnesslink_core import redact as module
+from harnesslink_core.redaction import engine, gates
+from harnesslink_core.redaction import rules as table
 from harnesslink_core.redact import PRIVATE, hide_private, redact, redact_json, redact_value
 
 # (text, the secret part that must not survive)
@@ -221,7 +223,7 @@ HOSTILE.update(DENSE_START)
 
 
 def _keywords_among(base: str, every: int) -> str:
-    keywords = sorted({kw for rule in module._load() for kw in rule.keywords})
+    keywords = sorted({kw for rule in table.load() for kw in rule.keywords})
     pick = random.Random(7)
     return "".join(base[i:i + every] + pick.choice(keywords) for i in range(0, len(base), every))[:len(base)]
 
@@ -303,9 +305,9 @@ def _long_texts() -> list[str]:
 
 def test_the_long_path_finds_what_a_whole_scan_finds(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = _long_texts()
-    assert all(len(t) > module._LONG for t in texts)
+    assert all(len(t) > engine.LONG for t in texts)
     long = [redact(t) for t in texts]
-    monkeypatch.setattr(module, "_LONG", 1 << 30)
+    monkeypatch.setattr(engine, "LONG", 1 << 30)
     assert [redact(t) for t in texts] == long
     # the texts with secrets in them (the sixth is keywords among random text: `accountkey=` and the random
     # letters after it may well make an assignment)
@@ -316,9 +318,9 @@ def test_without_the_automaton_the_same(monkeypatch: pytest.MonkeyPatch) -> None
     """The automaton (`ahocorasick_rs`) only finds faster what a `find` per string finds: long texts' starts,
     and short texts' keywords."""
     texts = _long_texts() + [place(text) for text, _ in SECRETS.values() for place in PLACES.values()] + LOOK_ALIKES
-    monkeypatch.setattr(module, "_GATED_ALONE", 0)
+    monkeypatch.setattr(gates, "GATED_ALONE", 0)
     with_it = [redact(t) for t in texts]
-    monkeypatch.setattr(module, "_automaton", lambda strings, dfa=False: None)
+    monkeypatch.setattr(gates, "automaton", lambda strings, dfa=False: None)
     assert [redact(t) for t in texts] == with_it
 
 
@@ -326,9 +328,9 @@ def test_places_move_with_the_text_that_replacing_changed() -> None:
     low = "ab ghp_x ab ab"
     seen = {"ab": [0, 9, 12], "ghp_": [3]}
     new = "ab [redacted:github-token] ab ab"  # (3, 8) became 23 characters
-    moved = module._moved(seen, [(3, 8, 23)], new.lower())
+    moved = engine._moved(seen, [(3, 8, 23)], new.lower())
     assert moved == {"ab": [0, 27, 30], "ghp_": []}
-    joined = module._moved({"ab": []}, [(1, 3, 0)], "ab")  # "axxb" lost its "xx": the cut makes an "ab"
+    joined = engine._moved({"ab": []}, [(1, 3, 0)], "ab")  # "axxb" lost its "xx": the cut makes an "ab"
     assert joined == {"ab": [0]}
 
 
@@ -354,9 +356,9 @@ def test_vendored_rules_load_without_network(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(socket, "socket", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
-    monkeypatch.setattr(module, "_RULES", None)
-    rules = module._load()
-    vendored = [r for r in rules if r.source not in module._OURS]
+    monkeypatch.setattr(table, "RULES", None)
+    rules = table.load()
+    vendored = [r for r in rules if r.source not in table.OURS]
     assert len(vendored) > 150
     for rule in vendored:
         assert rule.keywords and rule.pattern  # every one compiles under Python's re
@@ -365,7 +367,7 @@ def test_vendored_rules_load_without_network(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_every_rule_has_a_keyword_in_each_of_its_matches() -> None:
     for kind, (text, _) in SECRETS.items():
-        for rule in module._load():
+        for rule in table.load():
             for m in rule.pattern.finditer(text):
                 assert any(k in m.group(0).lower() or k in text.lower() for k in rule.keywords), (kind, rule.kind)
 
