@@ -11,6 +11,7 @@ work gets the entry in a framed, budgeted block; the user's hooks still ran;
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import subprocess
@@ -74,6 +75,21 @@ class Flow:
     def bank_entries(self, containing: str) -> list[Path]:
         return [p for p in self.agent_dir.glob("memories/*/bank/*.md") if containing in p.read_text(encoding="utf-8")]
 
+    def settled(self, seconds: float = 120) -> None:
+        """Once no hook of this sandbox is still at work: the stop hook banks after its answer, in a detached
+        process, so a CLI that has exited may still have a pass running for it (whose files come and go)."""
+        venv = str(self.agent_dir / "venv")
+        deadline = time.monotonic() + seconds
+        while any(venv in line and "context-hook" in line for line in _command_lines()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"a hook of {venv} was still running after {seconds} s")
+            time.sleep(0.2)
+
+    def settled_entries(self, containing: str) -> list[Path]:
+        """`bank_entries` once every hook of the sandbox is done: what the turns made, all of it."""
+        self.settled()
+        return self.bank_entries(containing)
+
     def banked(self, containing: str, seconds: float = 120) -> list[Path]:
         """The entries holding `containing`, once the stop hook's pass has written one: it runs after the
         hook's answer, detached, so a CLI that does not wait for it exits before the entry is there."""
@@ -113,6 +129,19 @@ def user_hooks_ran(flow: Flow) -> set[str]:
     return {json.loads(line)["event"] for line in lines}
 
 
+def _command_lines() -> list[str]:
+    """Every process's command line (a zombie's is empty), as one string each."""
+    lines = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    lines.append(f.read().replace(b"\0", b" ").decode("utf-8", "replace"))
+            except OSError:
+                continue
+    return lines
+
+
 def prove_install(harness: str, sandbox: Sandbox) -> None:
     flow = Flow(harness, sandbox)
     flow.driver.prepare(sandbox)
@@ -126,7 +155,7 @@ def prove_install(harness: str, sandbox: Sandbox) -> None:
     first = flow.driver.start(sandbox, f"Calibrate the {topic} flux capacitor [[bash: echo calibrated-$((40+2))]]")
     first.check()
     assert sandbox.server.saw_tool_result(containing="calibrated-42")
-    entries = flow.bank_entries(topic)
+    entries = flow.settled_entries(topic)
     assert len(entries) == 1, f"expected one bank entry about {topic}, found {entries}; log:\n{_log(flow)}"
     entry = entries[0].read_text(encoding="utf-8")
     assert f"harness: {harness}" in entry and "calibrated-42" in entry

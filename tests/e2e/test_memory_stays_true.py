@@ -50,7 +50,7 @@ def test_a_superseding_learning_is_given_in_another_harness_opened_and_all_of_it
     # 1. the older entry, banked from a real session's turn
     flows[BANKS_THE_OLD].driver.start(sandbox, f"Set up the {app} session store: the {app} session store is Redis "
                                                f"[[bash: echo {app}-sessions-on-redis]]").check()
-    [old_path] = flows[BANKS_THE_OLD].bank_entries(f"{app}-sessions-on-redis")
+    [old_path] = flows[BANKS_THE_OLD].settled_entries(f"{app}-sessions-on-redis")
     old = entry_id(old_path)
 
     # 2. an agent finds it by searching, then records what replaced it
@@ -64,7 +64,7 @@ def test_a_superseding_learning_is_given_in_another_harness_opened_and_all_of_it
     learning = f"The {app} session store moved from Redis to Postgres: sessions now live in Postgres."
     claude.driver.resume(sandbox, search.session_id, tool_prompt("memory_bank", {
         "text": learning, "title": f"{app} session store is Postgres now", "supersedes": [shown[0]]})).check()
-    [new_path] = claude.bank_entries("moved from Redis to Postgres")
+    [new_path] = claude.settled_entries("moved from Redis to Postgres")
     new = entry_id(new_path)
     assert f"source: mcp:{SUPERSEDES}" in new_path.read_text(encoding="utf-8")
 

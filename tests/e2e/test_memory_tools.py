@@ -81,12 +81,12 @@ def test_memory_tools_relay_through_all_four_harnesses(sandbox: Sandbox) -> None
             flow.driver.start(sandbox, tool_prompt("record_learning", {
                 "text": f"The {topic} flux calibration needs the damping set to 42 before the sweep.",
                 "tags": ["calibration"]})).check()
-            [entry] = flow.bank_entries(topic)
+            [entry] = flow.settled_entries(topic)
             text = entry.read_text(encoding="utf-8")
             assert f"source: mcp:{harness}" in text and f"harness: {harness}" in text, text
 
     for step, topic in topics.items():
-        found = flows[RELAY[step]].bank_entries(topic)
+        found = flows[RELAY[step]].settled_entries(topic)
         assert len(found) == 1, f"{topic}: recorded once and never banked again from a search: {found}"
     for harness in flows:  # every reader sees our tools in its harness's real transcript
         assert {"harnesslink.memory_search", "harnesslink.memory_bank"} <= actions_in_transcripts(sandbox, harness)

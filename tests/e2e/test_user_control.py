@@ -28,7 +28,7 @@ def test_private_spans_exclusion_and_forget_through_the_real_cli(harness: str, s
     first = flow.driver.start(sandbox, f"Tune the {topic} cache <private>the vault code is {private}</private> "
                                        f"using token {token} [[bash: echo tuned-$((40+2))]]")
     first.check()
-    entries = flow.bank_entries(topic)
+    entries = flow.settled_entries(topic)
     assert len(entries) == 1, f"expected one entry about {topic}; log:\n{_log(flow)}"
     entry = entries[0].read_text(encoding="utf-8")
     assert "[private]" in entry and "[redacted:github-token]" in entry and "tuned-42" in entry
@@ -42,7 +42,7 @@ def test_private_spans_exclusion_and_forget_through_the_real_cli(harness: str, s
     kept_out = flow.driver.start(sandbox, f"How did we tune the {topic} cache? [[bash: echo keptout-$((1+1))]]")
     kept_out.check()
     assert list(flow.framed_blocks(since)) == [], "nothing is injected in a folder kept out"
-    assert flow.bank_entries("keptout-2") == [], "nothing is banked from a folder kept out"
+    assert flow.settled_entries("keptout-2") == [], "nothing is banked from a folder kept out"
     off.unlink()
 
     harnesslink = flow.agent_dir / "venv" / "bin" / "harnesslink"
@@ -54,4 +54,4 @@ def test_private_spans_exclusion_and_forget_through_the_real_cli(harness: str, s
     again = flow.driver.start(sandbox, f"How did we tune the {topic} cache before?")
     again.check()
     assert not any(topic in block for _, block in flow.framed_blocks(since)), "a forgotten entry is never injected"
-    assert flow.bank_entries(f"Tune the {topic}") == []
+    assert flow.settled_entries(f"Tune the {topic}") == []
