@@ -38,9 +38,9 @@ def parse_iso(value: object) -> float | None:
     global _last_parsed
     if value == _last_parsed[0]:
         return _last_parsed[1]
-    seconds = _parse_iso_text(value)
-    _last_parsed = (value, seconds)
-    return seconds
+    parsed = _parse_iso_text(value)
+    _last_parsed = (value, parsed)
+    return parsed
 
 
 # The last string parsed and its value: a reader often asks for one line's time twice in a row

@@ -246,7 +246,7 @@ def set_autobank(locs: Locations, names: list[str]) -> None:
         ok = new_text is not None and yaml.safe_load(new_text) == wanted
     except yaml.YAMLError:
         ok = False
-    if not ok:
+    if not ok or new_text is None:
         new_text = yaml.safe_dump(wanted, sort_keys=False, default_flow_style=False)
     if new_text != text:
         atomic_write(locs.config_file, new_text)
@@ -271,7 +271,8 @@ def _edit_in_place(text: str, names: list[str]) -> str | None:
     while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t#"):
         end += 1
     block = lines[cloud_at + 1 : end]
-    indent = next((re.match(r"[ \t]+", l).group(0) for l in block if l.strip() and not l.lstrip().startswith("#")), "  ")
+    indent = next((m.group(0) for l in block
+                   if l.strip() and not l.lstrip().startswith("#") and (m := re.match(r"[ \t]+", l))), "  ")
     for j, line in enumerate(block):
         if re.match(re.escape(indent) + r"autobank\s*:", line):
             k = j + 1

@@ -20,6 +20,8 @@ import os
 import stat
 import sys
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+
 
 def _load():
     if "functools" in sys.modules or "_sqlite3" in sys.modules:
@@ -36,7 +38,7 @@ def _load():
             def lru_cache(maxsize=128, typed=False):
                 return lambda function: wrapper(function, maxsize, typed, tuple)
 
-        sys.modules["functools"] = _Functools  # type: ignore[assignment]
+        sys.modules["functools"] = _Functools
         try:
             import _sqlite3
         finally:
@@ -51,7 +53,10 @@ def _load():
         return _sqlite3
 
 
-sqlite3 = _load()
+if TYPE_CHECKING:
+    import sqlite3  # what `_load` returns has the package's API
+else:
+    sqlite3 = _load()
 
 SIDE_FILES = ("-wal", "-shm", "-journal")
 

@@ -53,7 +53,7 @@ def write(locs: Locations, level: str, message: str, *, exc: BaseException | Non
                 pass
 
 
-def _rotate(path: os.PathLike[str]) -> None:
+def _rotate(path: os.PathLike[str] | str) -> None:
     try:
         if os.path.getsize(path) < MAX_BYTES:
             return

@@ -327,8 +327,8 @@ def memory_get(args: dict, session: Session) -> str:
     return frame("entry", neutralise(cut(text, GET_CHARS)), id=rel)
 
 
-def _real(path: object) -> str:
-    return os.path.realpath(os.fspath(path))  # type: ignore[arg-type]
+def _real(path: os.PathLike[str] | str) -> str:
+    return os.path.realpath(os.fspath(path))
 
 
 def _find_entry(session: Session, wanted: str) -> str:
@@ -457,8 +457,8 @@ def _bank_learning(session: Session, entry: Entry, now: float) -> Path:
     finally:
         ledger.close()
     if done.failed:
-        exc = done.failed[0][1]
-        raise ToolError(f"could not write the entry: {exc.strerror or exc}") from None
+        error = done.failed[0][1]
+        raise ToolError(f"could not write the entry: {error.strerror or error}") from None
     return done.written[0][1]  # its history line may be missing (done.history_error): the learning is recorded
 
 

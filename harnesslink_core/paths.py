@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
 
 class Locations:
     """The agent dir and its files, from HOME / HARNESSLINK_HOME (see `locations`)."""
 
     __slots__ = ("home_path", "agent_path", "env")
 
-    def __init__(self, home, agent_dir, env) -> None:
+    def __init__(self, home: os.PathLike[str] | str, agent_dir: os.PathLike[str] | str,
+                 env: Mapping[str, str]) -> None:
         self.home_path = os.fspath(home)
         self.agent_path = os.fspath(agent_dir)
         self.env = env
@@ -58,43 +64,43 @@ class Locations:
     # Paths (everything else)
 
     @property
-    def home(self):
+    def home(self) -> Path:
         return _path(self.home_path)
 
     @property
-    def agent_dir(self):
+    def agent_dir(self) -> Path:
         return _path(self.agent_path)
 
     @property
-    def memories(self):
+    def memories(self) -> Path:
         return _path(self.memories_path)
 
     @property
-    def config_file(self):
+    def config_file(self) -> Path:
         return self.agent_dir / "config.yml"
 
     @property
-    def ledger_file(self):
+    def ledger_file(self) -> Path:
         return _path(self.ledger_path)
 
     @property
-    def index_file(self):
+    def index_file(self) -> Path:
         return _path(self.index_path)
 
     @property
-    def log_file(self):
+    def log_file(self) -> Path:
         return _path(self.log_path)
 
     @property
-    def encoder_dir(self):
+    def encoder_dir(self) -> Path:
         return _path(self.encoder_path)
 
     @property
-    def encoder_log(self):
+    def encoder_log(self) -> Path:
         return self.agent_dir / "logs" / "encoder.log"
 
     @property
-    def pass_lock(self):
+    def pass_lock(self) -> Path:
         return self.agent_dir / "autobank.lock"
 
     def env_folder(self, name: str, default: str) -> str:
@@ -106,18 +112,18 @@ class Locations:
             return os.path.join(self.home_path, value[2:]) if value[2:] else self.home_path
         return value
 
-    def env_path(self, name: str, default):
+    def env_path(self, name: str, default: Path) -> Path:
         """`env_folder` as a Path (the default as it is given)."""
         return _path(self.env_folder(name, "")) if self.env.get(name) else default
 
 
-def _path(text: str):
+def _path(text: str) -> Path:
     from pathlib import Path
 
     return Path(text)
 
 
-def locations(env=None) -> Locations:
+def locations(env: Mapping[str, str] | None = None) -> Locations:
     env = os.environ if env is None else env
     home = env.get("HOME") or os.path.expanduser("~")
     override = env.get("HARNESSLINK_HOME")

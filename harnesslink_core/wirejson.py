@@ -34,7 +34,7 @@ else:
         parse_constant = staticmethod(_constant)
         memo: dict = {}
 
-    _scan = make_scanner(_Context())
+    _scan = make_scanner(_Context())  # type: ignore[arg-type]  # the decoder's fields, without importing json
 
     def loads(text: str):
         """One JSON value; ValueError for anything else (trailing data included)."""
@@ -68,7 +68,12 @@ else:
         raise ValueError(f"not JSON-serialisable: {type(value).__name__}")
 
 
-def without_lone_surrogates(value):
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def without_lone_surrogates(value: Any) -> Any:
     """`value` with every unpaired UTF-16 surrogate in its strings (keys too) turned into U+FFFD.
     JSON may carry `"\\ud83d"` alone (a client or a harness that cut an emoji in half): Python's
     parser accepts it, but such a string cannot be encoded, written or hashed as UTF-8."""

@@ -23,6 +23,7 @@ from .plan import kept_out
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from ..store.entries import Entry as ParsedEntry
     from .pass_state import PassState
@@ -37,13 +38,14 @@ def finish_projects(p: PassState) -> None:
     unfinished = _unfinished(p)
     if not (p.sessions or p.report.touched or unfinished["sessions"] or unfinished["projects"]):
         return  # nothing was banked, nothing is left to finish
-    from ..store import bank, projectfiles, state
+    from ..store import projectfiles, state
+    from ..store.scope import project_slug
 
     for harness, session_id, cwd in unfinished["sessions"]:
         p.sessions.setdefault((harness, session_id), (cwd, []))
     p.report.touched |= set(unfinished["projects"])
     # written ahead: a pass killed before it finishes leaves the work to the next one
-    ahead = {"sessions": [[h, sid, cwd] for (h, sid), (cwd, _) in p.sessions.items() if cwd],
+    ahead: dict[str, list[Any]] = {"sessions": [[h, sid, cwd] for (h, sid), (cwd, _) in p.sessions.items() if cwd],
              "projects": sorted(p.report.touched)}
     _save_unfinished(p, unfinished, ahead["sessions"], set(ahead["projects"]))
     failed_sessions: list[list[str]] = []
@@ -70,7 +72,7 @@ def finish_projects(p: PassState) -> None:
         states = []
     for harness, session_id, cwd, new, _ in states:
         try:
-            slug = bank.project_slug(cwd)
+            slug = project_slug(cwd)
             if state.write(p.locs.memories / slug, harness, session_id, cwd, new):
                 p.report.touched.add(slug)
             _record_identity(p, slug, cwd)

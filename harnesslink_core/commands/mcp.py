@@ -43,8 +43,8 @@ def call_once(tool: str, harness: str, locs: Locations) -> int:
             raise ValueError("not an object")
     except ValueError as exc:
         return _answer(f"{tool}: the request on stdin is not a JSON object ({exc})", True)
-    cwd = request.get("cwd") if isinstance(request.get("cwd"), str) else ""
-    session_id = request.get("session_id") if isinstance(request.get("session_id"), str) else ""
+    cwd = given if isinstance(given := request.get("cwd"), str) else ""
+    session_id = given if isinstance(given := request.get("session_id"), str) else ""
     session = memory_tools.Session(locs, cwd, harness, session_id)
     try:
         return _answer(memory_tools.call(tool, request.get("arguments"), session), False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 FALLBACK_SIZE = (80, 24)  # columns, lines
 
@@ -21,7 +21,7 @@ class Bars:
         self.stream = stream or sys.stderr
         self.shown = _is_terminal(self.stream) and _tqdm() is not None
         self.stage: str | None = None
-        self.bar = None
+        self.bar: Any = None  # the stage's tqdm bar, once it has reported
 
     def report(self, stage: str, done: int, total: int, *, unit: str = "entries", note: str = "") -> None:
         """`done` of `total`, both so far (not since the last report): an estimate may change as the

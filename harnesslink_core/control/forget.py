@@ -34,6 +34,10 @@ import os
 from ..errors import ForgetError, NoMatch
 from ..safefile import read_regular_text, tree_folder
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..store.scope import Folders
+
 CLOUD_NOTE = ("A copy already uploaded to the HarnessLink cloud stays in the cloud store until you remove it "
               "there; if it is pulled back, it is never indexed or injected again.")
 LOCK_WAIT = 30.0
@@ -98,7 +102,7 @@ class Summary:
 
 def select(locs, *, ids=(), query: str | None = None, session: str | None = None,
            before: "str | float | None" = None, projects: "list[str] | None" = None, limit: int = 10,
-           folders: "dict[str, str | None] | None" = None, loose: bool = False) -> list[Target]:
+           folders: "Folders | None" = None, loose: bool = False) -> list[Target]:
     """The entries matching every given criterion, oldest first (see the module docstring); with
     `folders` (`scope.scope_folders`), never an entry of another folder that only shares a slug."""
     from ..store.entries import ts_from_name

@@ -22,9 +22,9 @@ from ..model import Reading
 from ..paths import Locations
 
 try:
-    from _blake2 import blake2b  # what hashlib.blake2b is, without hashlib loading OpenSSL (~2 ms)
+    from _blake2 import blake2b as blake2b  # (the readers'): hashlib.blake2b without hashlib loading OpenSSL (~2 ms)
 except ImportError:  # not CPython
-    from hashlib import blake2b
+    from hashlib import blake2b as blake2b
 
 
 class Harness(Protocol):
@@ -73,7 +73,7 @@ class LongLine:
     def __init__(self, value: object) -> None:
         ok = (isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value)
               and 0 <= value[0] <= value[1])
-        self.value: list[int] | None = list(value) if ok else None  # type: ignore[arg-type]
+        self.value: list[int] | None = [int(v) for v in value] if ok and isinstance(value, list) else None
 
 
 def scan_files(folder: os.PathLike[str] | str, wanted: Callable[[str], bool], depth: int | None,

@@ -383,7 +383,7 @@ def _state_of(entry: dict[str, Any], when: float) -> StateUpdate | None:
         summary = entry.get("shortSummary") or entry.get("summary")
         return StateUpdate(at=when, kind="compaction", note=_first_line(summary))
     if kind == "mode_change" and entry.get("mode") == "plan":
-        data = entry.get("data") if isinstance(entry.get("data"), dict) else {}
+        data = given if isinstance(given := entry.get("data"), dict) else {}
         plan = data.get("planFile") or data.get("plan")
         return StateUpdate(at=when, kind="plan", plan=str(plan) if plan else None, note="plan mode")
     if kind == "custom" and entry.get("customType") == "user_todo_edit":

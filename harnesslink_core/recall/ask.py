@@ -20,10 +20,11 @@ ENCODER_DEADLINE_MS = 500  # a pull was asked for: it may wait longer than a hoo
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..paths import Locations
+    from ..store.scope import Folders
     from .query import Hit
 
 
-def ask(locs: Locations, query: str, folders: dict[str, str | None] | None, *, limit: int,
+def ask(locs: Locations, query: str, folders: Folders | None, *, limit: int,
         as_of: float | None = None, known_at: float | None = None,
         busy_ms: int = 5000) -> tuple[list[Hit], trust.TrustState]:
     """The entries that best answer `query` within the scope `folders` (`scope.scope_folders`; None: every

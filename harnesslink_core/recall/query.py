@@ -18,6 +18,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prom
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from ..store.scope import Folders
+
     Terms = Iterable[str | list[str]]  # a term, or a group of alternatives that count as one
 
 # bm25 weights of the index's columns: title, tags, prompt, actions, result, derived keys of title+prompt and of
@@ -359,7 +361,7 @@ def newest(conn: sqlite3.Connection, projects: list[str], limit: int) -> list[Hi
     ]
 
 
-def foreign_paths(conn: sqlite3.Connection, folders: dict[str, str | None]) -> set[str]:
+def foreign_paths(conn: sqlite3.Connection, folders: Folders) -> set[str]:
     """The entries of the projects in scope that are another folder's, one that only shares the slug
     (`scope.scope_folders`): kept out of every answer. Almost always none, found in one small read."""
     from ..store.scope import is_foreign

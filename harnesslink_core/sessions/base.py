@@ -89,7 +89,7 @@ def source(harness: str) -> SessionSource:
     this module, so an import statement here would close a circle."""
     if harness not in HARNESSES:
         raise KeyError(harness)
-    return importlib.import_module(f"{__package__}.{harness.replace('-', '_')}")  # type: ignore[return-value]
+    return importlib.import_module(f"{__package__}.{harness.replace('-', '_')}")
 
 
 # --- the listing ---------------------------------------------------------------

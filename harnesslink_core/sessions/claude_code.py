@@ -83,9 +83,9 @@ def estimate_records(records: list[dict[str, Any]], final: bool) -> Estimate | N
         if node is None:  # the chain goes on before the window
             return Estimate(tokens, "text") if final else None
         kind = node.get("type")
-        message = node.get("message") if isinstance(node.get("message"), dict) else {}
+        message = given if isinstance(given := node.get("message"), dict) else {}
         if kind == "system" and node.get("subtype") == "compact_boundary":
-            meta = node.get("compactMetadata") if isinstance(node.get("compactMetadata"), dict) else {}
+            meta = given if isinstance(given := node.get("compactMetadata"), dict) else {}
             return Estimate(number(meta.get("postTokens")) + tokens, "compaction")
         if kind == "assistant" and isinstance(message.get("usage"), dict) and message.get("model") != "<synthetic>":
             used = sum(number(message["usage"].get(f)) for f in USAGE_FIELDS)

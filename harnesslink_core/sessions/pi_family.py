@@ -60,7 +60,7 @@ def describe(harness: str, path: Path) -> Session | None:
     head = header(path)
     if head is None or not isinstance(head.get("cwd"), str):
         return None
-    session_id = head.get("id") if isinstance(head.get("id"), str) and head.get("id") else id_from_name(path)
+    session_id = given if isinstance(given := head.get("id"), str) and given else id_from_name(path)
     title = ""
     for record in head_records(path):
         if record.get("type") == "session_init":

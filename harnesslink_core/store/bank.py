@@ -251,7 +251,7 @@ def _reads_back(text: str, front: list[str], bare: tuple[str, ...], sections: tu
     return all(s == s.strip() and not s.startswith("#") and "\n#" not in s for s in sections)
 
 
-class Listing(set):
+class Listing(set[str]):
     """A bank folder's file names as a writer holding the pass lock keeps them (listed once, added to as it
     writes), also by the time their names start with: `find_entry` looks at one time's names, not all."""
 

@@ -105,8 +105,8 @@ def commit_entries(locs: Locations, ledger: Ledger, items: list[ToCommit], *, ow
 
 
 def _reserve(locs: Locations, ledger: Ledger, items: list[ToCommit], owner: str, now: float, done: Committed,
-             records: list[dict[str, str]], ledger_decides: bool) -> list[ToCommit]:
-    to_write = []
+             records: list[dict[str, str]], ledger_decides: bool) -> list[tuple[ToCommit, Entry]]:
+    to_write: list[tuple[ToCommit, Entry]] = []
     with ledger.write():
         for item in items:
             if item.status in NO_ENTRY:
@@ -114,11 +114,12 @@ def _reserve(locs: Locations, ledger: Ledger, items: list[ToCommit], owner: str,
                     ledger.record(item.key, item.origin, item.status, item.dedupe_id, item.ended)
                     done.recorded[item.status] += 1
                 continue
-            if item.entry is None or item.revision is not None and _rewrote(ledger, item, done, records):
+            entry = item.entry
+            if entry is None or item.revision is not None and _rewrote(ledger, item, entry, done, records):
                 continue
             status = ledger.reserve(item.key, item.origin, item.dedupe_id, owner, now)
             if status == "ok" or not ledger_decides:
-                to_write.append(item)
+                to_write.append((item, entry))
             elif status == "duplicate":
                 done.duplicates += 1
             elif status == "busy":
@@ -126,20 +127,20 @@ def _reserve(locs: Locations, ledger: Ledger, items: list[ToCommit], owner: str,
     return to_write
 
 
-def _rewrote(ledger: Ledger, item: ToCommit, done: Committed, records: list[dict[str, str]]) -> bool:
+def _rewrote(ledger: Ledger, item: ToCommit, new: Entry, done: Committed, records: list[dict[str, str]]) -> bool:
     """An entry that follows its source (Antigravity): rewritten in place when what it shows changed."""
     entry, revision = ledger.revision(item.key)
     if entry is None:
         return False
     if revision != item.revision and os.path.exists(entry):
-        durable.rewrite(Path(entry), item.entry)
+        durable.rewrite(Path(entry), new)
         ledger.set_revision(item.key, item.revision or "")
         done.rewritten.add(os.path.basename(os.path.dirname(os.path.dirname(entry))))
         records.append(history.event("rewritten", item.actor, entry=history.entry_id(entry), session=item.session))
     return True
 
 
-def _write(locs: Locations, to_write: list[ToCommit], listings: dict[Path, set[str]],
+def _write(locs: Locations, to_write: list[tuple[ToCommit, Entry]], listings: dict[Path, set[str]],
            meanwhile: Callable[[list[Entry]], None] | None, done: Committed) -> None:
     """The reserved entries written, durably. Their bytes go to temporary files first and are synced
     together; each is then linked into place (`durable.write`), and each folder synced once (the folders
@@ -152,44 +153,44 @@ def _write(locs: Locations, to_write: list[ToCommit], listings: dict[Path, set[s
             writeback.close()
 
 
-def _stage_and_place(locs: Locations, to_write: list[ToCommit], listings: dict[Path, set[str]],
+def _stage_and_place(locs: Locations, to_write: list[tuple[ToCommit, Entry]], listings: dict[Path, set[str]],
                      meanwhile: Callable[[list[Entry]], None] | None, writeback: durable.Writeback | None,
                      done: Committed) -> None:
-    staged: list[tuple[ToCommit, Path, str, Path | None]] = []
+    staged: list[tuple[ToCommit, Entry, Path, str, Path | None]] = []
     made: list[Path] = []  # folders the batch made (a new project's): synced into their parents with the rest
     folders: dict[str, tuple[str, Path]] = {}  # by cwd: a batch's entries come from a few projects
-    for item in to_write:
+    for item, entry in to_write:
         if item.cwd not in folders:
             slug = project_slug(item.cwd)
             folders[item.cwd] = (slug, locs.memories / slug / BANK)
         slug, folder = folders[item.cwd]
         tmp = None
         try:
-            if not find_entry(folder, item.entry.file_iso, item.entry.turn_key, _listing(listings, folder)):
-                tmp = durable.stage(folder, item.entry, made)
+            if not find_entry(folder, entry.file_iso, entry.turn_key, _listing(listings, folder)):
+                tmp = durable.stage(folder, entry, made)
         except OSError as exc:
             done.failed.append((item, exc))
             continue
-        staged.append((item, folder, slug, tmp))
-    new = [item.entry for item, _, _, tmp in staged if tmp is not None]
+        staged.append((item, entry, folder, slug, tmp))
+    new = [entry for _, entry, _, _, tmp in staged if tmp is not None]
     errors = durable.sync_staged([tmp for *_, tmp in staged if tmp is not None],
                                  meanwhile=(lambda: meanwhile(new)) if meanwhile is not None else None,
                                  writeback=writeback)
     synced = iter(errors)
     written: list[tuple[ToCommit, Path, str]] = []
-    for item, folder, slug, tmp in staged:
+    for item, entry, folder, slug, tmp in staged:
         error = next(synced) if tmp is not None else None
         listing = _listing(listings, folder)
         names = len(listing)
         try:
             if error is not None:
                 raise error
-            path = durable.write(folder, item.entry, sync_folder=False, listing=listing, staged=tmp)
+            path = durable.write(folder, entry, sync_folder=False, listing=listing, staged=tmp)
         except OSError as exc:
             done.failed.append((item, exc))
             continue
         if len(listing) > names:  # placed now (not an entry an earlier, killed writer left)
-            done.placed.append((path, item.entry))
+            done.placed.append((path, entry))
         written.append((item, path, slug))
     unsynced = durable.fsync_dirs({path.parent for _, path, _ in written}, writeback, made)
     for each in written:  # placed, not yet sure to stay: not counted now; the next pass finds them then

@@ -21,8 +21,10 @@ from .bank import Entry, candidates, find_entry
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's pass)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from pathlib import Path
+    from threading import Thread
+    from typing import Any
 
 
 def write(bank_dir: Path, entry: Entry, *, sync_folder: bool = True, listing: set[str] | None = None,
@@ -220,7 +222,7 @@ class Writeback:
         os.close(self.fd)
 
 
-_SYNCFS: list = []  # [syncfs or None], once looked up
+_SYNCFS: list[Callable[[int], int] | None] = []  # [syncfs or None], once looked up
 
 
 def _syncfs() -> Callable[[int], int] | None:
@@ -265,8 +267,8 @@ def _mounted_type(real: str) -> str:
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
-                fields, _, rest = line.partition(" - ")
-                fields = fields.split()
+                head, _, rest = line.partition(" - ")
+                fields = head.split()
                 if len(fields) < 5 or not rest:
                     continue
                 point = _unescape(fields[4])
@@ -295,7 +297,8 @@ def _dirty_bytes() -> int:
         return 1 << 62
 
 
-def fsync_dirs(folders: set[Path], writeback: Writeback | None = None, made: list[Path] = ()) -> dict[Path, OSError]:
+def fsync_dirs(folders: set[Path], writeback: Writeback | None = None,
+               made: Iterable[Path] = ()) -> dict[Path, OSError]:
     """Each folder's entries made durable, and each folder in `made` (made by this batch: `stage`) in its
     parent: by one syncfs with a `writeback` watch, else `fsync_dir` of each, several at a time. The folders
     whose sync failed, or one of whose new parents' did, with the error."""
@@ -350,8 +353,8 @@ class _Pool:
     def __init__(self) -> None:
         from queue import SimpleQueue
 
-        self.jobs: SimpleQueue = SimpleQueue()
-        self.threads: list = []
+        self.jobs: SimpleQueue[tuple[Callable[[Any], object], object, list[Any]] | None] = SimpleQueue()
+        self.threads: list[Thread] = []
 
     def _grow(self, wanted: int) -> None:
         import threading
@@ -373,14 +376,14 @@ class _Pool:
                 job[2] = exc
             job[0].release()
 
-    def start(self, fn: Callable, args: list) -> list[list]:
+    def start(self, fn: Callable[[Any], object], args: list[Any]) -> list[list[Any]]:
         """`fn(arg)` of each arg, begun; `results` waits for them."""
         import _thread
 
         self._grow(len(args))
         pending = []
         for arg in args:
-            job = [_thread.allocate_lock(), None, None]  # (released when done, result, error)
+            job: list[Any] = [_thread.allocate_lock(), None, None]  # (released when done, result, error)
             job[0].acquire()
             self.jobs.put((fn, arg, job))
             pending.append(job)
@@ -393,7 +396,7 @@ class _Pool:
             thread.join()
 
     @staticmethod
-    def results(pending: list[list]) -> list:
+    def results(pending: list[list[Any]]) -> list[Any]:
         """Each job's result, in order, once all are done; the first error is raised."""
         for done, _, _ in pending:
             done.acquire()

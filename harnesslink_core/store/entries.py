@@ -119,32 +119,31 @@ def split_frontmatter(text: str) -> tuple[dict[str, object], str]:
 def _simple_frontmatter(head: str) -> dict[str, object] | None:
     """Our own frontmatter shape, or None if the text uses anything fancier."""
     meta: dict[str, object] = {}
-    list_key: str | None = None
+    items: list[str] | None = None  # the list the lines below a `key:` add to
     for line in head.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if line.startswith((" ", "\t")) or line.startswith("- "):
             item = line.strip()
-            if list_key is None or not item.startswith("- "):
+            if items is None or not item.startswith("- "):
                 return None
             value = _scalar(item[2:].strip())
             if value is None:
                 return None
-            meta[list_key].append(value)  # type: ignore[union-attr]
+            items.append(value)
             continue
         key, sep, rest = line.partition(":")
         if not sep or not re.fullmatch(r"[A-Za-z_][\w-]*", key):
             return None
         rest = rest.strip()
         if not rest:
-            meta[key] = []
-            list_key = key
+            meta[key] = items = []
             continue
         if rest == "[]":  # `tags: []`, as the banker writes it for a turn without tools
             meta[key] = []
-            list_key = None
+            items = None
             continue
-        list_key = None
+        items = None
         value = _scalar(rest)
         if value is None:
             return None

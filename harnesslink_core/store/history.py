@@ -43,7 +43,7 @@ BRIEF = "brief"  # the detail of a `given` record for an entry the session-start
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 
 def history_path(locs: Locations) -> str:
@@ -63,9 +63,9 @@ def event(name: str, actor: str, *, entry: str = "", project: str = "", session:
             "detail": detail[:DETAIL_CHARS]}
 
 
-def entry_id(path: object) -> str:
+def entry_id(path: os.PathLike[str] | str) -> str:
     """`<slug>/bank/<file>.md` of an entry's path."""
-    text = os.fspath(path)  # type: ignore[call-overload]
+    text = os.fspath(path)
     folder, name = os.path.split(text)
     return f"{os.path.basename(os.path.dirname(folder))}/bank/{name}"
 
@@ -95,7 +95,7 @@ def _ends_a_line(fd: int) -> bool:
 
 
 def _redacted(record: dict[str, str]) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for key, value in record.items():
         if not isinstance(value, str) or not value:
             out[key] = value
@@ -160,7 +160,7 @@ class _Narrowed:
 
     def __call__(self, lines: list[bytes]) -> list[bytes]:
         if self.since is not None:
-            lines = self._recent(lines)
+            lines = self._recent(lines, self.since)
         for group in self.groups:
             whole = b"\n".join(lines)  # no needle holds a newline: one search of the block first
             held = [needle for needle in group if needle in whole]
@@ -170,11 +170,11 @@ class _Narrowed:
                 lines = [line for line in lines if any(needle in line for needle in held)]
         return lines
 
-    def _recent(self, lines: list[bytes]) -> list[bytes]:
+    def _recent(self, lines: list[bytes], since: bytes) -> list[bytes]:
         for n, line in enumerate(lines):
             at = _time_of(line)
             if at is not None:
-                self.older = self.older + 1 if at < self.since else 0
+                self.older = self.older + 1 if at < since else 0
                 if self.older > REORDER_WINDOW:
                     return lines[:n]
         return lines
@@ -237,7 +237,8 @@ def _blocks(fd: int, *, backward: bool) -> Iterator[bytes]:
         end = start
 
 
-def _lines(blocks: Iterable[bytes], *, backward: bool, unwanted=None) -> Iterator[list[bytes]]:
+def _lines(blocks: Iterable[bytes], *, backward: bool,
+           unwanted: Callable[[bytes], bool] | None = None) -> Iterator[list[bytes]]:
     """The lines of a file read block by block (from its end: `backward`), in the order they are read, a
     list per block; a line longer than LONGEST_LINE is skipped, and never held whole. A block for which
     `unwanted(block)` holds gives only the line it ends (or, backward, starts) that runs into another."""

@@ -9,11 +9,15 @@ import os
 from .. import __version__
 from ..safefile import open_append, read_regular_text
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every hook records its run)
+if TYPE_CHECKING:
+    from ..paths import Locations
+
 FOLDER = "hook-runs"
 FRESH_SECONDS = 60.0  # a record this recent is not rewritten: "ran lately" needs no finer time
 
 
-def record(locs, harness: str, event: str, now: float) -> None:
+def record(locs: Locations, harness: str, event: str, now: float) -> None:
     """Cheap enough to run before the answer (a stat, mostly), so recording it never costs a fork after."""
     folder = os.path.join(locs.agent_path, FOLDER)
     path = os.path.join(folder, f"{harness}--{event}")
@@ -32,7 +36,7 @@ def record(locs, harness: str, event: str, now: float) -> None:
         os.close(fd)
 
 
-def last_run(locs, harness: str, event: str) -> tuple[float, str] | None:
+def last_run(locs: Locations, harness: str, event: str) -> tuple[float, str] | None:
     """(when, which version) of the last run of `event` for `harness`, or None if none was recorded."""
     text = read_regular_text(os.path.join(locs.agent_path, FOLDER, f"{harness}--{event}"), 256)
     when, _, version = (text or "").strip().partition(" ")

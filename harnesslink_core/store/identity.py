@@ -30,6 +30,10 @@ import stat
 
 from .. import safefile, wirejson
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook reads identities)
+if TYPE_CHECKING:
+    from ..paths import Locations
+
 IDENTITY_FILE = "IDENTITY.md"
 CACHE_FILE = "identities.json"  # in the agent dir: {slug: {folder: identity}} of the whole tree, and its stamp
 WHOLE_SLUG = ""  # the folder of an identity in the older form: every folder of the slug
@@ -376,7 +380,7 @@ def record(project_dir: str, folder: str, repository: str | None) -> bool:
     return True
 
 
-def slugs_holding(locs, repository: str) -> dict[str, tuple[str, ...] | None]:
+def slugs_holding(locs: Locations, repository: str) -> dict[str, tuple[str, ...] | None]:
     """The slugs of the tree holding folders of `repository`, each with those folders (None: every folder
     of the slug, as a file of the older form says)."""
     found: dict[str, tuple[str, ...] | None] = {}
@@ -387,13 +391,13 @@ def slugs_holding(locs, repository: str) -> dict[str, tuple[str, ...] | None]:
     return found
 
 
-def joined(locs, slug: str, cwd: str) -> list[str]:
+def joined(locs: Locations, slug: str, cwd: str) -> list[str]:
     """The other slugs of the tree that hold the same repository as `cwd` (none for a folder that is not one)."""
     repository = repository_of(cwd)
     return [other for other in slugs_holding(locs, repository) if other != slug] if repository else []
 
 
-def tree_identities(locs) -> dict[str, dict[str, str]]:
+def tree_identities(locs: Locations) -> dict[str, dict[str, str]]:
     """{slug: {folder: repository}} of every project folder of the tree that holds an IDENTITY.md (cached)."""
     root = locs.memories_path
     try:
@@ -419,7 +423,7 @@ def tree_identities(locs) -> dict[str, dict[str, str]]:
     return found
 
 
-def forget_cache(locs) -> None:
+def forget_cache(locs: Locations) -> None:
     """Drop the cached map (the pass does, so an IDENTITY.md pulled into a known folder counts soon)."""
     try:
         os.unlink(os.path.join(locs.agent_path, CACHE_FILE))

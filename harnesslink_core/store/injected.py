@@ -14,6 +14,13 @@ import time
 from ..fastsqlite import Transaction, connect, sqlite3, usable  # the C module alone, cheaply (on every prompt)
 from ..paths import Locations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    Read = TypeVar("Read")
+
 BUSY_MS = 1000
 
 
@@ -28,7 +35,7 @@ class Given:
 
     def __init__(self, locs: Locations, harness: str, session_id: str) -> None:
         self.locs, self.harness, self.session_id = locs, harness, session_id
-        self._db = None
+        self._db: sqlite3.Connection | None = None
 
     def ids(self) -> set[str]:
         if not self.session_id or not self.ready():
@@ -120,7 +127,7 @@ def given_log(locs: Locations, *, limit: int = 5000) -> list[tuple[str, str, str
 def use_counts(locs: Locations) -> dict[str, tuple[int, int]]:
     """entry id -> (sessions the prompt hook gave it to, sessions that then opened it); read-only, {}
     when nothing was ever given (the pull's prior: `recall.pull`)."""
-    def counts(db) -> dict[str, tuple[int, int]]:
+    def counts(db: sqlite3.Connection) -> dict[str, tuple[int, int]]:
         given = dict(db.execute("SELECT entry_id, count(*) FROM injected GROUP BY entry_id"))
         opened = dict(db.execute("SELECT entry_id, count(*) FROM opened GROUP BY entry_id"))
         return {entry: (given.get(entry, 0), opened.get(entry, 0)) for entry in given.keys() | opened.keys()}
@@ -128,7 +135,7 @@ def use_counts(locs: Locations) -> dict[str, tuple[int, int]]:
     return _reading(locs, counts, {})
 
 
-def _reading(locs: Locations, read, nothing):
+def _reading(locs: Locations, read: Callable[[sqlite3.Connection], Read], nothing: Read) -> Read:
     """`read(db)` over a read-only connection to the ledger; `nothing` when there is no ledger yet, or it is
     still being created. NotARegularFile when it is not a regular file (never opened)."""
     if not os.path.exists(locs.ledger_path):

@@ -42,7 +42,7 @@ def redact_json(text: str) -> str:
     return module.redact_json(text)
 
 
-def redact_value(value):
+def redact_value(value: Any) -> Any:
     from .. import redact as module
 
     return module.redact_value(value)
@@ -217,7 +217,7 @@ class FileRecord:
         self.session_id, self.cwd, self.excluded = session_id, cwd, excluded
         self.open_turns, self.next_check, self.bad_lines = open_turns, next_check, bad_lines
 
-    def _fields(self) -> tuple:
+    def _fields(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
@@ -271,7 +271,9 @@ class Ledger:
 
     def position(self, path: str) -> tuple[int | None, float | None, int | None] | None:
         """(size, mtime, read end) the ledger last saw of a transcript, or None for one it never saw."""
-        return self.db.execute("SELECT size, mtime, read_end FROM files WHERE path=?", (path,)).fetchone()
+        row: tuple[int | None, float | None, int | None] | None = self.db.execute(
+            "SELECT size, mtime, read_end FROM files WHERE path=?", (path,)).fetchone()
+        return row
 
     def file_totals(self, harness: str, kept_out: str) -> tuple[int, int, int, int]:
         """Over the harness's transcripts: (how many are not banked, how many of those because their

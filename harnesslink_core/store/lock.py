@@ -14,6 +14,10 @@ from ..errors import PassBusy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's path)
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from filelock import BaseFileLock
+
     from ..paths import Locations
 
 LOCK_POLL = 0.05
@@ -45,7 +49,7 @@ class PassLock:
     def __init__(self, path: os.PathLike[str] | str) -> None:
         self.path = os.fspath(path)
         self.fd: int | None = None
-        self.fallback = None
+        self.fallback: BaseFileLock | None = None
         self.held = False
 
     def acquire(self, wait: float) -> bool:
@@ -55,14 +59,14 @@ class PassLock:
             try:
                 import fcntl
             except ImportError:
-                fcntl = None
-            if fcntl is not None:
+                pass
+            else:
                 taken = self._flock(fcntl, wait)
                 if taken is not None:
                     return taken
         return self._filelock(wait)
 
-    def _flock(self, fcntl, wait: float) -> bool | None:
+    def _flock(self, fcntl: ModuleType, wait: float) -> bool | None:
         """Taken, or not within `wait`; None where this file system has no flock."""
         if self.fd is None:
             flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
@@ -103,7 +107,7 @@ class PassLock:
         self.held = False
         if self.fallback is not None:
             self.fallback.release()
-        else:
+        elif self.fd is not None:
             import fcntl
 
             fcntl.flock(self.fd, fcntl.LOCK_UN)

@@ -10,6 +10,10 @@ from ..errors import NoSuchEntry
 from ..paths import Locations
 from ..safefile import tree_folder
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .scope import Folders
+
 
 def find_entry(locs: Locations, cwd: str, wanted: str) -> str:
     """The absolute path of the entry `wanted` names in the projects `cwd` may read (its own, its
@@ -48,7 +52,7 @@ def find_entry(locs: Locations, cwd: str, wanted: str) -> str:
     raise NoSuchEntry(f"no memory entry {wanted!r} in this project; use the id memory_search shows")
 
 
-def _of_this_scope(path: str, parts: list[str], scope: dict[str, str | None]) -> bool:
+def _of_this_scope(path: str, parts: list[str], scope: Folders) -> bool:
     """Whether the file may be read in this scope: any file of a project it holds whole; of a slug it holds
     only for some folders (`scope.holds_whole`), only an entry or a session state whose `cwd` is one of them."""
     from pathlib import Path

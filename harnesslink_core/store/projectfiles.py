@@ -23,10 +23,14 @@ SUMMARY_BYTES = 1024 * 1024
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Literal
+
+    from .ledger import Tombstones
+
     Known = dict[str, tuple[int, dict[str, object]]]
 
 
-def entry_names(project_dir: Path, forgotten=None) -> list[str]:
+def entry_names(project_dir: Path, forgotten: Tombstones | None = None) -> list[str]:
     """Bank entry file names, oldest first (names start with the time the turn finished),
     without symlinks (a link may lead out of the tree, so may a linked folder) and those `forgotten` names
     (ledger.Tombstones)."""
@@ -63,7 +67,7 @@ def _header(project_dir: Path, name: str, known: Known | None) -> dict[str, obje
     return read_header(path)
 
 
-def rebuild_main(project_dir: Path, forgotten=None, known: Known | None = None) -> bool:
+def rebuild_main(project_dir: Path, forgotten: Tombstones | None = None, known: Known | None = None) -> bool:
     """Rebuild the index between the markers, newest first; everything else stays byte for byte.
 
     `forgotten` (forget.Tombstones): entries the user forgot that came back are left out. `known`: the
@@ -110,7 +114,7 @@ def indexed_names(project_dir: Path) -> set[str] | None:
     return set(re.findall(r"^.*\(bank/(.+?)\)[ \t\r]*$", text[span[0]:span[1]], re.M))
 
 
-def _main_text(path: Path) -> str | None | bool:
+def _main_text(path: Path) -> str | Literal[False] | None:
     """MAIN.md's text, bytes as they are (the human part is kept byte for byte, whatever its line ends or
     encoding); None when there is none, False when it is not a regular file or larger than MAIN_BYTES."""
     data = read_regular(os.fspath(path), MAIN_BYTES + 1)
@@ -129,11 +133,12 @@ def _index_span(text: str) -> tuple[int, int] | None:
 
 def summary_line(header: dict[str, object], name: str) -> str:
     """An entry's line in its day's summary."""
-    tags = header.get("tags") or []
-    return f"- {header.get('title') or name} [{', '.join(tags)}]"  # type: ignore[arg-type]
+    tags = header.get("tags")
+    return f"- {header.get('title') or name} [{', '.join(map(str, tags)) if isinstance(tags, list) else ''}]"
 
 
-def write_summaries(project_dir: Path, today: str, forgotten=None, known: Known | None = None) -> list[Path]:
+def write_summaries(project_dir: Path, today: str, forgotten: Tombstones | None = None,
+                    known: Known | None = None) -> list[Path]:
     """One `summaries/YYYY-MM-DD.md` for each past day that has entries and no summary yet (`known`: as
     for `rebuild_main`); none through a symlinked folder."""
     if not may_make_folder(os.fspath(project_dir.parent), project_dir.name, "summaries"):

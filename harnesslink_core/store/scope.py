@@ -12,6 +12,10 @@ import os
 from ..paths import Locations
 from ..safefile import read_regular_text, tree_folder
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+if TYPE_CHECKING:
+    from pathlib import Path
+
 LINKED_FILE = "linked.txt"
 LINKED_BYTES = 64 * 1024
 
@@ -70,7 +74,7 @@ def is_safe_slug(slug: str) -> bool:
     )
 
 
-def project_dir(locs: Locations, slug: str):
+def project_dir(locs: Locations, slug: str) -> Path | None:
     """The project's folder (a Path), or None for a slug that is not safe."""
     if not is_safe_slug(slug):
         return None
@@ -194,8 +198,8 @@ def _held(wanted: "str | tuple[str, ...] | None") -> tuple[str, ...] | None:
 def _marked(locs: Locations, folders: Folders, narrowed: Folders) -> Folders:
     """`folders`, with `NO_FOLDER` added to each of the `narrowed` slugs that holds no folder of its own
     (by its entries' `cwd` and its IDENTITY.md) outside the ones in scope."""
-    narrowed = {slug: held for slug, wanted in narrowed.items() if (held := _held(wanted)) and NO_FOLDER not in held}
-    if not narrowed:
+    holding = {slug: held for slug, wanted in narrowed.items() if (held := _held(wanted)) and NO_FOLDER not in held}
+    if not holding:
         return folders
     from . import identity
     from .. import wirejson
@@ -205,7 +209,7 @@ def _marked(locs: Locations, folders: Folders, narrowed: Folders) -> Folders:
     cached = cached if isinstance(cached, dict) else {}
     changed = False
     named = identity.tree_identities(locs)
-    for slug, held in narrowed.items():
+    for slug, held in holding.items():
         known, fresh = _bank_folders(locs, slug, cached.get(slug))
         if fresh is not None:
             cached[slug], changed = fresh, True
@@ -217,7 +221,7 @@ def _marked(locs: Locations, folders: Folders, narrowed: Folders) -> Folders:
     return folders
 
 
-def _bank_folders(locs: Locations, slug: str, cached: object) -> tuple[set[str], list | None]:
+def _bank_folders(locs: Locations, slug: str, cached: object) -> tuple[set[str], list[object] | None]:
     """The folders (`folder_key`) the entries of `slug` were banked in, and the cache's new record for the
     slug when it changed (None: still right). The bank is read again only for names newer than the cached
     newest, or whole when one at or before it came or went."""
@@ -228,15 +232,15 @@ def _bank_folders(locs: Locations, slug: str, cached: object) -> tuple[set[str],
         stamp = os.stat(bank).st_mtime_ns
     except OSError:
         return set(), None
-    valid = isinstance(cached, list) and len(cached) == 4 and isinstance(cached[3], list)
-    if valid and cached[0] == stamp:
-        return {str(folder) for folder in cached[3]}, None
+    record = cached if isinstance(cached, list) and len(cached) == 4 and isinstance(cached[3], list) else None
+    if record is not None and record[0] == stamp:
+        return {str(folder) for folder in record[3]}, None
     try:
         with os.scandir(bank) as it:
             names = sorted(e.name for e in it if e.name.endswith(".md") and not e.name.startswith("."))
     except OSError:
         return set(), None
-    count, newest, known = (cached[1], str(cached[2]), {str(f) for f in cached[3]}) if valid else (-1, "", set())
+    count, newest, known = (record[1], str(record[2]), {str(f) for f in record[3]}) if record else (-1, "", set())
     if sum(1 for name in names if name <= newest) != count:
         newest, known = "", set()
     for name in names:

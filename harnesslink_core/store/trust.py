@@ -42,6 +42,10 @@ from ..errors import TrustError
 from ..paths import Locations
 from ..safefile import may_make_folder, read_regular
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable
+
 TRUST_FILE = "TRUST.md"
 HEADER = """# Trust state of this project's entries
 
@@ -132,7 +136,7 @@ def is_entry_path(text: str) -> bool:
 # --- reading ---------------------------------------------------------------------------------------------
 
 
-def read_events(locs: Locations, slugs) -> list[Event]:
+def read_events(locs: Locations, slugs: Iterable[str]) -> list[Event]:
     """The events of these projects' files, each file's in its order; a project's file speaks only for
     its own entries."""
     events: list[Event] = []
@@ -180,7 +184,7 @@ def _in_force(events: list[Event]) -> dict[tuple[str, str, str], Event]:
     return {key: event for key, event in last.items() if not event.undo}
 
 
-def superseded_paths(locs: Locations, slugs) -> set[str]:
+def superseded_paths(locs: Locations, slugs: Iterable[str]) -> set[str]:
     """The entries of these projects that are superseded now: never pushed to a session."""
     return _superseded(read_events(locs, slugs))
 
@@ -189,7 +193,8 @@ def _superseded(events: list[Event]) -> set[str]:
     return {entry for kind, entry, _ in _in_force(events) if kind == SUPERSEDED}
 
 
-def superseded_within(locs: Locations, slugs, budget: int = HOOK_READ) -> tuple[set[str], dict[str, str]]:
+def superseded_within(locs: Locations, slugs: Iterable[str],
+                      budget: int = HOOK_READ) -> tuple[set[str], dict[str, str]]:
     """What the prompt and session-start hooks push by: the superseded entries of these projects, their
     TRUST.md files read in the order given within `budget` bytes together; and, per project whose file does
     not fit in what is left, why (naming the file). Those projects' entries must not be pushed at all: their
@@ -220,7 +225,7 @@ class TrustState:
     not in force yet (`bounds`, `recall.pull.recall`)."""
 
     def __init__(self, events: list[Event], as_of: float | None = None, known_at: float | None = None,
-                 scope=None) -> None:
+                 scope: Iterable[str] | None = None) -> None:
         from ..clock import parse_iso
 
         self.as_of, self.known_at = as_of, known_at
@@ -304,7 +309,8 @@ def _day(seconds: float) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(seconds)) if seconds else "undated"
 
 
-def state(locs: Locations, slugs, *, as_of: float | None = None, known_at: float | None = None) -> TrustState:
+def state(locs: Locations, slugs: Iterable[str], *, as_of: float | None = None,
+          known_at: float | None = None) -> TrustState:
     """The trust state of these projects' entries now, or as it stood at `as_of` (by the time the work
     happened) and `known_at` (by record time)."""
     slugs = list(slugs)
@@ -362,7 +368,7 @@ def parse_proposal(line: str) -> Proposal | None:
     return Proposal(lead[1], lead[2], entry, newer, actor.strip(), evidence.strip().lstrip("—:-").strip())
 
 
-def read_proposals(locs: Locations, slugs) -> list[Proposal]:
+def read_proposals(locs: Locations, slugs: Iterable[str]) -> list[Proposal]:
     """The open proposals of these projects' entries, oldest first: proposed, and the pair never decided
     since (no `superseded` line for it, undo or not, and no `rejected` one)."""
     proposed: dict[tuple[str, str], Proposal] = {}
@@ -407,7 +413,7 @@ def decided_or_proposed(locs: Locations, slug: str) -> set[tuple[str, str]]:
 # --- writing ---------------------------------------------------------------------------------------------
 
 
-def check_own(entry: str, own) -> None:
+def check_own(entry: str, own: Collection[str]) -> None:
     """TrustError unless `entry` is an entry of one of the projects `own` names (the writer's own project
     and its repository's other slugs): a project writes trust state only about its own entries."""
     slug = entry.split("/", 1)[0]
@@ -417,7 +423,7 @@ def check_own(entry: str, own) -> None:
                          "trust state of its own entries only")
 
 
-def append(locs: Locations, event: Event, own) -> str:
+def append(locs: Locations, event: Event, own: Collection[str]) -> str:
     """Add `event` at the end of its entry's project's TRUST.md (made with its header if missing), for a
     writer whose own projects are `own` (`check_own`); the file's path."""
     if parse_line(event.line()) is None or any(c in event.actor for c in "()`\n\r"):
@@ -425,14 +431,14 @@ def append(locs: Locations, event: Event, own) -> str:
     return _append_line(locs, event.entry, event.line(), own)
 
 
-def append_proposal(locs: Locations, proposal: Proposal, own) -> str:
+def append_proposal(locs: Locations, proposal: Proposal, own: Collection[str]) -> str:
     """Add a proposal (or a rejection) at the end of its older entry's project's TRUST.md, as `append` does."""
     if parse_proposal(proposal.line()) is None or any(c in proposal.actor for c in "()`\n\r"):
         raise ValueError(f"not a proposal that reads back: {proposal!r}")
     return _append_line(locs, proposal.entry, proposal.line(), own)
 
 
-def _append_line(locs: Locations, entry: str, line: str, own) -> str:
+def _append_line(locs: Locations, entry: str, line: str, own: Collection[str]) -> str:
     """One line appended under an exclusive lock on the file itself: the writer that finds it empty writes
     the header first, and no line goes past MAX_READ (readers would not see it: TrustError instead). Only a
     regular file is written, never through a symlink, and opening a FIFO never blocks."""

@@ -12,7 +12,9 @@ from .files import FileChange
 
 
 class Wiring(Protocol):
-    NAME: str
+    @property
+    def NAME(self) -> str:  # noqa: N802 - read-only, so a frozen dataclass (pi_family.py) satisfies it as a module does
+        ...
 
     def target(self, locs: Locations) -> Path:
         """The file install writes for this harness."""

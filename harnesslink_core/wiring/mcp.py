@@ -72,9 +72,11 @@ def plan_claude_server(locs: Locations, hook_exe: Path, *, wanted: bool) -> list
     before = read_bytes(path)
     config = _parse_json(path, before)
     servers = config.get("mcpServers")
-    if servers is not None and not isinstance(servers, dict):
+    if servers is None:
+        servers = {}
+    if not isinstance(servers, dict):
         raise Refused(f'{path}: "mcpServers" is not an object', f'hint: fix "mcpServers" in {path}, then run again')
-    existing = (servers or {}).get(SERVER)
+    existing = servers.get(SERVER)
     if existing is not None and not is_our_server(existing):
         if not wanted:
             return []  # not ours: nothing of ours to take out
@@ -97,7 +99,7 @@ def plan_claude_server(locs: Locations, hook_exe: Path, *, wanted: bool) -> list
         return []
     check_writable(path)
     merged = dict(config)
-    merged["mcpServers"] = {**(servers or {}), SERVER: ours}
+    merged["mcpServers"] = {**servers, SERVER: ours}
     return [FileChange(path, before, _dump(merged, before))]
 
 
@@ -120,8 +122,9 @@ def disallow_tools(settings: dict[str, Any], original: Mapping[str, Any]) -> tup
     """settings.json without the permission we added (kept when the user had it before us)."""
     permissions = settings.get("permissions")
     allow = permissions.get("allow") if isinstance(permissions, dict) else None
-    had = original.get("permissions") if isinstance(original.get("permissions"), dict) else {}
-    if not isinstance(allow, list) or PERMISSION not in allow or PERMISSION in (had.get("allow") or []):
+    had = given if isinstance(given := original.get("permissions"), dict) else {}
+    if (not isinstance(permissions, dict) or not isinstance(allow, list) or PERMISSION not in allow
+            or PERMISSION in (had.get("allow") or [])):
         return settings, False
     stripped = dict(settings)
     rest = {**permissions, "allow": [p for p in allow if p != PERMISSION]}
