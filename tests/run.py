@@ -1,7 +1,8 @@
 """The whole test suite, from a fresh clone: `python tests/run.py [pytest args]`.
 
 Makes a private virtual environment (`.venv-test`) with the package and the
-test dependencies, then runs pytest in it. The end-to-end tests install the
+test dependencies, then runs pytest in it; the type checker runs among the tests
+(tests/test_types.py: mypy, as pyproject.toml configures it). The end-to-end tests install the
 real harness CLIs from npm into `.cache/harness-clis` on first use (they are
 skipped only where npm is missing).
 """

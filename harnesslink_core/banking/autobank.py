@@ -224,6 +224,7 @@ class _Pass(PassState):
                 continue
             self.remember_redactions()
             self.unlocked()
+            assert planned.harness is not None  # a plan with transcripts to read has its reader (plan.py)
             try:
                 work, took = read.read_file(self, planned.name, planned.harness, _as_path(path), st, rec, remaining)
                 remaining -= took

@@ -44,10 +44,10 @@ LONG_LINE = "long_line"  # the pass's key in a read position's carry: a partial 
 def read_ahead(p: PassState, plans: list[Plan]) -> ReadAhead | None:
     """A child that reads the transcripts never read before (`readahead.py`) of each harness whose
     transcripts all fit its byte budget: its reads are then the same as this process's would be."""
-    jobs = []
+    jobs: list[tuple[str, Callable[[], object]]] = []
     for plan in plans:
         if plan.harness is not None and sum(st.st_size for _, st, _ in plan.todo) <= p.budget:
-            jobs += [(path, lambda h=plan.harness, path=path, w=plan.window: read_fresh(p, h, path, w))
+            jobs += [(path, _fresh_job(p, plan.harness, path, plan.window))
                      for path, _, rec in plan.todo if rec is None]
     if len(jobs) < 2:
         return None  # a hook's pass (one transcript): not even the module is imported
@@ -57,6 +57,11 @@ def read_ahead(p: PassState, plans: list[Plan]) -> ReadAhead | None:
     if not p.locs.index_file.exists():  # made by the child once it has read, while this writes
         jobs.append((MAKE_INDEX, lambda: make_index(p)))
     return ReadAhead.start(jobs, before_fork=lambda: warm(p.detect))
+
+
+def _fresh_job(p: PassState, harness: Harness, path: str, window: float) -> Callable[[], object]:
+    """`read_fresh` of this transcript, its arguments bound now (a lambda in the loop would see the last plan's)."""
+    return lambda: read_fresh(p, harness, path, window)
 
 
 def make_index(p: PassState) -> bool:

@@ -23,6 +23,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 MIN_JOBS = 8  # fewer new transcripts than this (a hook's pass) are read in-process: not worth a fork
 _LENGTH = 8  # bytes of each message's length prefix
@@ -64,7 +65,7 @@ class ReadAhead:
         os.close(write_end)
         return cls(pid, read_end, [key for key, _ in jobs])
 
-    def take(self, key: str) -> object | None:
+    def take(self, key: str) -> Any:  # what the job returned, unpickled from the child (or None)
         """The result of `key`'s job, or None (not one of the child's, it failed, or the child is gone).
         Results of jobs the caller passed over are dropped on the way."""
         while key in self.waiting:

@@ -376,18 +376,18 @@ def propose(locs: Locations, paths: list[str | Path], known: dict[str, Entry] | 
 
     known, stated = known or {}, stated or {}
     entries = []
-    for path in map(os.fspath, paths):
+    for path in map(str, paths):  # a Path's str is its fspath
         entry = known.get(path) or read_entry(Path(path))
         if entry is not None and (stated[path] if path in stated else states_a_change(entry)):
             entries.append(entry)
     if not entries:
         return []
     written: list[Finding] = []
-    known: dict[str, set[tuple[str, str]]] = {}
+    decided: dict[str, set[tuple[str, str]]] = {}  # by project: the pairs its TRUST.md already names
     with index.open_index(locs) as conn:
         for new in sorted(entries, key=lambda e: e.ts):
             for finding in findings_for(conn, locs, new):
-                pairs = known.setdefault(new.project, trust.decided_or_proposed(locs, new.project))
+                pairs = decided.setdefault(new.project, trust.decided_or_proposed(locs, new.project))
                 if (finding.old, finding.newer) in pairs:
                     continue
                 actor = f"autobank:{new.origin.split(':')[-1] or 'unknown'}"

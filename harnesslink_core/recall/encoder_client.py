@@ -74,7 +74,7 @@ class Encoding:
         self.why = ""
         self.took_ms: float | None = None
         self._vectors: list[list[float]] | None = None
-        self._sent: tuple | None = None
+        self._sent: tuple[_socket.socket, int | None] | None = None
         try:
             texts = [str(t) for t in texts]
             self.count = len(texts)
@@ -98,7 +98,8 @@ class Encoding:
                             else "no usable answer (closed, refused, or another version)")
                 return None
             floats = memoryview(answer[1]).cast("f")
-            self._vectors = [floats[i * DIMS:(i + 1) * DIMS].tolist() for i in range(self.count)]
+            # typeshed's tolist says list[int] whatever the format; typing.cast would cost the prompt hook's path
+            self._vectors = [floats[i * DIMS:(i + 1) * DIMS].tolist() for i in range(self.count)]  # type: ignore[misc]
             self.took_ms = (time.monotonic() - self.started) * 1000
         except Exception:  # noqa: BLE001
             self.why = "a broken answer"
@@ -141,7 +142,7 @@ def ask(locs, request: dict, end: float, body_size: int, same_stamp: bool = True
     return None if sent is None else receive(*sent, end, body_size, same_stamp)
 
 
-def send(locs, request: dict, end: float) -> tuple | None:
+def send(locs, request: dict, end: float) -> tuple[_socket.socket, int | None] | None:
     """Connect and send `request` before `end`: what `receive` reads the answer from, or None (no
     server, a full backlog, not a socket of ours, too late)."""
     payload = wirejson.dumps({**request, "stamp": stamp()}).encode("utf-8")

@@ -510,14 +510,15 @@ def rebuild(locs: Locations, *, progress: Callable[[str, int, int], None] | None
             conn.execute("DROP TABLE IF EXISTS meaning")
             conn.execute("DROP TABLE IF EXISTS meaning_packs")
             _load_vocabulary(conn)
-        indexed = made = None
+        indexed = made = encoded = None
         if progress is not None:
             indexed = _counting(progress, "entries", _entry_count(locs))
             made = lambda done, total: progress("vectors", done, total)  # noqa: E731
+            encoded = lambda done, total: progress("encoder vectors", done, total)  # noqa: E731
         count = sync(conn, locs, None, force=True, indexed=indexed)
         conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
         _fill_vectors(conn, progress=made)
-        _fill_encoded(conn, locs, made and (lambda done, total: progress("encoder vectors", done, total)))
+        _fill_encoded(conn, locs, encoded)
         return count
     finally:
         conn.close()

@@ -71,17 +71,18 @@ class Model:
 
     def _split(self, words: list[str]) -> None:
         """Greedy longest-match WordPiece for these words, one query per round of pieces."""
-        pending = {w: (w, 0, []) for w in words}  # word -> (word, where its rest starts, ids so far)
+        # word -> (word, where its rest starts, ids so far)
+        pending: dict[str, tuple[str, int, list[int]]] = {w: (w, 0, []) for w in words}
         for w in words:
             if len(w) > MAX_WORD_CHARS:
                 self._pieces[w] = ()
                 del pending[w]
         while pending:
-            wanted = {}
+            wanted: dict[str, None] = {}
             for w, (_, start, _ids) in pending.items():
                 prefix = "##" if start else ""
-                for end in range(len(w), start, -1):
-                    wanted.setdefault(prefix + w[start:end], None)
+                for cut in range(len(w), start, -1):
+                    wanted.setdefault(prefix + w[start:cut], None)
             known = self._lookup(list(wanted))
             for w, (_, start, ids) in list(pending.items()):
                 prefix = "##" if start else ""

@@ -29,6 +29,7 @@ from .scope import project_slug
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from ..paths import Locations
     from .bank import Entry
@@ -49,7 +50,7 @@ class ToCommit:
 
     def __init__(self, status: str, key: str, origin: str, *, entry: Entry | None = None, dedupe_id: str | None = None,
                  ended: float | None = None, cwd: str = "", revision: str | None = None, event: str = "banked",
-                 actor: str = "", session: str = "", detail: str = "", turn: object = None) -> None:
+                 actor: str = "", session: str = "", detail: str = "", turn: Any = None) -> None:
         self.status, self.entry, self.key, self.origin, self.dedupe_id = status, entry, key, origin, dedupe_id
         self.ended, self.cwd, self.revision, self.event, self.actor = ended, cwd, revision, event, actor
         self.session, self.detail, self.turn = session, detail, turn
