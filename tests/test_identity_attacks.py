@@ -10,6 +10,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -267,11 +268,7 @@ def test_git_environment_and_origins_git_would_not_share_join_nothing(isolated_h
         repository(tmp_path / "two", second)
         other.mkdir()
         env["GIT_CEILING_DIRECTORIES"] = str(tmp_path / "two")
-    elif case == "empty HOME":
-        import pwd
-
-        if Path(pwd.getpwuid(os.getuid()).pw_dir).resolve() != Path(home).resolve():
-            pytest.skip("needs the password database's home to be the test's")
+    elif case == "empty HOME":  # the password database names the home (the hook's own process sees it so)
         repository(home, second)
         other = home / "clients" / "acme"
         other.mkdir(parents=True)
@@ -283,7 +280,22 @@ def test_git_environment_and_origins_git_would_not_share_join_nothing(isolated_h
     else:
         repository(other, second)
     bank(home, one, "Reconcile refunds against the acquirer settlement file", ALICE)
-    out = run_hook(env, "user-prompt-submit", "--harness", "codex",
-                   stdin=json.dumps({"session_id": "fresh", "cwd": str(other), "prompt": ASK_ALICE}))
+    payload = json.dumps({"session_id": "fresh", "cwd": str(other), "prompt": ASK_ALICE})
+    if case == "empty HOME":
+        out = hook_with_password_home(env, home, payload)
+    else:
+        out = run_hook(env, "user-prompt-submit", "--harness", "codex", stdin=payload)
     assert out.returncode == 0
     assert b"settlement file" not in out.stdout
+
+
+def hook_with_password_home(env: dict[str, str], home: Path, payload: str) -> subprocess.CompletedProcess:
+    """The prompt hook's process, its user's home in the password database `home` (a test may not touch the
+    real one): `pwd.getpwuid` answers so before the hook runs, and nothing else is changed."""
+    code = ("import pwd, sys\n"
+            "real = pwd.getpwuid\n"
+            f"pwd.getpwuid = lambda uid: type('Entry', (), {{'pw_dir': {str(home)!r}}})()\n"
+            "from harnesslink_core.hooks import process_main\n"
+            "process_main(['user-prompt-submit', '--harness', 'codex'])\n")
+    return subprocess.run([sys.executable, "-c", code], input=payload.encode(), capture_output=True, env=env,
+                          timeout=30, cwd=str(home))
