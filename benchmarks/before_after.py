@@ -59,6 +59,13 @@ def home_for(venv: Path, home: Path) -> dict[str, str]:
     return env
 
 
+def switch_off_encoder(home: Path) -> None:
+    """`recall: {encoder: false}` in the HOME's config.yml (an earlier version reads no such key)."""
+    agent = home / ".superpi" / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "config.yml").write_text("recall:\n  encoder: false\n")
+
+
 def large_home(venv: Path, home: Path, entries: int) -> tuple[dict[str, str], Path]:
     """A HOME of `entries` realistic entries in one project, indexed and passed by that version itself."""
     env = clean_env(home)
@@ -133,6 +140,8 @@ def main() -> int:
     parser.add_argument("rev", help="the earlier commit")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--entries", type=int, default=0, help="also prompts against a bank of this many entries")
+    parser.add_argument("--no-encoder", action="store_true",
+                        help="config.yml turns the resident encoder off (as installed, the first prompt starts it)")
     args = parser.parse_args()
     with worktree(REPO, args.rev) as (tree, root):
         result = measure(tree, root, args)
@@ -154,6 +163,8 @@ def measure(tree: Path, root: Path, args: argparse.Namespace) -> dict:
         venv = venv_of(source, root / tag)
         home = root / tag / "home"
         home.mkdir(parents=True)
+        if args.no_encoder:
+            switch_off_encoder(home)
         env = home_for(venv, home)
         stamp = home / ".superpi" / "agent" / ".last-pass"
 
@@ -174,6 +185,8 @@ def measure(tree: Path, root: Path, args: argparse.Namespace) -> dict:
             cases[f"{tag}: {event}"] = Case([*hook, verb, "--harness", "claude-code"], env,
                                             payload(verb, **body), stamp.touch if touch else None)
         if args.entries:
+            if args.no_encoder:
+                switch_off_encoder(root / tag / "large")
             big_env, big_stamp = large_home(venv, root / tag / "large", args.entries)
             cases[f"{tag}: prompt, {args.entries} entries"] = hook_latency.prompt_case(
                 venv / "bin" / "context-hook", big_env, big_stamp, hook_latency.PROMPTS, 1)
