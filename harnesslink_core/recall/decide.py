@@ -285,17 +285,23 @@ def decide_by_words(pool: Pool, limit: int = MAX_MATCHES) -> Decision:
                 verdict = "beyond the first three"
             if best:
                 decision.notes.setdefault(c.hit.doc_id, []).append(f"{c.weight / best:.0%} of the best match's idf")
-        copies = [other.hit for other in family if other is not c]
-        if verdict is None:
-            chosen = c.hit.copy()
-            chosen.also, chosen.why = copies, why.get(c.hit.doc_id, "")
-            decision.hits.append(chosen)
-            verdict = "folded into it"
-        else:
-            decision.rejected.append((c.hit, verdict))
-        for copy in copies:
-            decision.rejected.append((copy, f"same content as {c.hit.path}: {verdict}"))
+        _settle(decision, c, family, verdict, why.get(c.hit.doc_id, ""))
     return decision
+
+
+def _settle(decision: Decision, c: Candidate, family: list[Candidate], verdict: str | None, why: str) -> None:
+    """`c` given, the other copies of its content named beside it, when `verdict` is None; refused with
+    its copies otherwise (each copy says which entry it went with, and why)."""
+    copies = [other.hit for other in family if other is not c]
+    if verdict is None:
+        chosen = c.hit.copy()
+        chosen.also, chosen.why = copies, why
+        decision.hits.append(chosen)
+        verdict = "folded into it"
+    else:
+        decision.rejected.append((c.hit, verdict))
+    for copy in copies:
+        decision.rejected.append((copy, f"same content as {c.hit.path}: {verdict}"))
 
 
 def judge_by_meaning(pool: Pool, by_words: Decision) -> Decision:
@@ -337,18 +343,9 @@ def judge_by_meaning(pool: Pool, by_words: Decision) -> Decision:
             verdict = "same content as an entry already given in this session"
         elif verdict is None and len(decision.hits) >= decision.limit:
             verdict = "beyond the first three"
-        copies = [other.hit for other in family if other is not c]
-        if verdict is None:
-            chosen = c.hit.copy()
-            chosen.also = copies
-            words = ", chosen by the words" if c.hit.doc_id in chose else ""
-            chosen.why = f"by meaning: cosine {c.encoded:.2f}{words}" if c.encoded is not None else "by the words"
-            decision.hits.append(chosen)
-            verdict = "folded into it"
-        else:
-            decision.rejected.append((c.hit, verdict))
-        for copy in copies:
-            decision.rejected.append((copy, f"same content as {c.hit.path}: {verdict}"))
+        words = ", chosen by the words" if c.hit.doc_id in chose else ""
+        _settle(decision, c, family, verdict,
+                f"by meaning: cosine {c.encoded:.2f}{words}" if c.encoded is not None else "by the words")
     return decision
 
 
