@@ -321,3 +321,18 @@ def superseding_world(tmp_path: Path) -> tuple[dict[str, str], Locations, str]:
                "the midnight logout cannot come back whatever the server's timezone.",
         ts="2026-08-28T15:00:00.000Z", harness="codex", session_id="cx-20")
     return env, locs, f"{project_slug(SHOP)}/bank/{newer.name}"
+
+
+def given_and_opened(records, *, in_brief: bool = False) -> dict[str, tuple[int, int]]:
+    """What `status` counts, read from the history itself (the ledger keeps these counts as pairs are added):
+    per harness, (entries the prompt hook gave its sessions, how many of those the session then opened), each
+    (session, entry) once; `in_brief`: the same of what the session-start briefs listed."""
+    from harnesslink_core.store import history
+
+    given: dict[str, set[tuple[str, str]]] = {}
+    opened: dict[str, set[tuple[str, str]]] = {}
+    for r in records:
+        if r["event"] == "opened" or (r["event"] == "given" and (r.get("detail") == history.BRIEF) == in_brief):
+            into = given if r["event"] == "given" else opened
+            into.setdefault(history.harness_of(r["actor"]), set()).add((r["session"], r["entry"]))
+    return {h: (len(pairs), len(pairs & opened.get(h, set()))) for h, pairs in given.items()}

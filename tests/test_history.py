@@ -24,7 +24,7 @@ from harnesslink_core.commands import status
 from harnesslink_core.paths import locations
 from harnesslink_core.store import history
 from harnesslink_core.store.scope import project_slug
-from memory_helpers import REPO, make_env, run_hook
+from memory_helpers import REPO, given_and_opened, make_env, run_hook
 from tests.claude_builder import ClaudeSession
 from tests.harnesses.test_codex import Rollout, uuid7
 from tests.harnesses.test_pi import Session as PiSession
@@ -202,7 +202,7 @@ def test_a_session_that_ignored_what_it_was_given_did_not_open_it(tmp_path: Path
     stranger.flush()
     autobank.run_pass(locs)
     assert [r for r in history.read(locs) if r["event"] == "opened"] == []
-    assert history.given_and_opened(history.read(locs)) == {"claude-code": (2, 0)}
+    assert given_and_opened(history.read(locs)) == {"claude-code": (2, 0)}
 
 
 def pi_session(home: Path, harness: str, sid: str, call: tuple[str, dict]) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from harnesslink_core.paths import locations
 from harnesslink_core.store import history
-from memory_helpers import a_long_history, make_env, measured, run_cli
+from memory_helpers import a_long_history, given_and_opened, make_env, measured, run_cli
 
 RECORDS = 300_000
 SECONDS = 1.5  # status's own start-up is about 0.3 s; reading this history whole took several seconds
@@ -50,8 +50,8 @@ def test_status_answers_in_a_second_and_flat_in_memory_with_the_figures_the_hist
     # what the history itself says, read whole here: the same figures
     records = history.read(locations(env))
     assert len(records) == RECORDS
-    assert history.given_and_opened(records) == {h: f[:2] for h, f in figures.items()}
-    assert history.given_and_opened(records, in_brief=True) == {h: f[2:] for h, f in figures.items()}
+    assert given_and_opened(records) == {h: f[:2] for h, f in figures.items()}
+    assert given_and_opened(records, in_brief=True) == {h: f[2:] for h, f in figures.items()}
 
 
 def test_history_shows_the_newest_records_first_without_reading_the_whole_file(long_history) -> None:

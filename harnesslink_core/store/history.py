@@ -378,18 +378,6 @@ def note_use(uses: dict[str, Use], r: dict[str, str]) -> None:
         use.last_used = max(use.last_used, r["at"])
 
 
-def given_and_opened(records: Iterable[dict[str, str]], *, in_brief: bool = False) -> dict[str, tuple[int, int]]:
-    """Per harness: (entries the prompt hook gave its sessions, how many of those the session then
-    opened), each (session, entry) once; `in_brief`: the same of what the session-start briefs listed."""
-    given: dict[str, set[tuple[str, str]]] = {}
-    opened: dict[str, set[tuple[str, str]]] = {}
-    for r in records:
-        if r["event"] == "opened" or (r["event"] == "given" and (r.get("detail") == BRIEF) == in_brief):
-            into = given if r["event"] == "given" else opened
-            into.setdefault(harness_of(r["actor"]), set()).add((r["session"], r["entry"]))
-    return {h: (len(pairs), len(pairs & opened.get(h, set()))) for h, pairs in given.items()}
-
-
 def harness_of(actor: str) -> str:
     """`autobank:codex` -> `codex`; `cli` -> ``."""
     return actor.partition(":")[2]
