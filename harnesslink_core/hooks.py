@@ -21,7 +21,7 @@ The prompt hook runs on every prompt: it imports only what it needs, never
 runs a pass inline (it starts a detached one when one is due), and answers
 from the index as it is. It decides what to skip (`/…`, `!…`, too few
 meaningful words, no memory for this project) before sqlite3 is imported;
-tests/test_hot_path.py holds each hook to an allow-list of modules.
+tests/hooks/test_hot_path.py holds each hook to an allow-list of modules.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ EVENTS = {
     "stop": "Stop",
     "pre-compact": "PreCompact",
 }
-# harnesses.registry.WIRED, spelled out: the prompt hook may not import harnesses/ (tests/test_hot_path.py)
+# harnesses.registry.WIRED, spelled out: the prompt hook may not import harnesses/ (tests/hooks/test_hot_path.py)
 HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024

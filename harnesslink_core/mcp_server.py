@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, BinaryIO
 
-# harnesses.registry.WIRED, spelled out: start-up may not import harnesses/ (tests/test_mcp_server.py)
+# harnesses.registry.WIRED, spelled out: start-up may not import harnesses/ (tests/mcp_server/test_mcp_server.py)
 HARNESSES = ("claude-code", "codex", "pi", "omp")
 
 # Newest first; a client asking for one of these gets it back, anything else gets the newest.

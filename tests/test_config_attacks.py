@@ -13,7 +13,7 @@ import pytest
 from harnesslink_core import config
 from harnesslink_core.control import exclusion
 from memory_helpers import SHOP, corpus_world, run_hook
-from test_hostile_tree import cli
+from store.test_hostile_tree import cli
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 LOGIN_ENTRY = "2026-08-20T09-12-00-000Z--the-login-test-fails-every-night-around-midnight.md"

@@ -94,7 +94,7 @@ def test_no_import_circles() -> None:
     assert circles(GRAPH) == []
 
 
-# the modules on the hooks' lean path (tests/test_hot_path.py), which read Locations' plain strings
+# the modules on the hooks' lean path (tests/hooks/test_hot_path.py), which read Locations' plain strings
 LEAN = {"hooks", "log", "banking.background", "store.scope", "store.identity", "store.injected", "store.trust",
         "store.history", "store.hook_runs",
         "control.exclusion",

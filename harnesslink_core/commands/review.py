@@ -9,7 +9,7 @@ confirmed, superseded or forgotten entry is never listed. With `--json`, or when
 it lists and asks nothing.
 
 The MCP tools never reach here: an agent records and supersedes its own project's entries, a person
-reviews and confirms (tests/test_review.py holds that no memory tool can).
+reviews and confirms (tests/commands/test_review.py holds that no memory tool can).
 """
 
 from __future__ import annotations

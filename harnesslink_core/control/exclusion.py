@@ -23,7 +23,7 @@ from .. import wirejson
 
 OFF_FILE = ".harnesslink-off"
 # config.CONFIG_CACHE, config.MAX_EXCLUDE and config.stamp_of's stamp, spelled out: the prompt hook may not
-# import config (tests/test_hot_path.py); tests/test_config_attacks.py holds them equal
+# import config (tests/hooks/test_hot_path.py); tests/test_config_attacks.py holds them equal
 CONFIG_CACHE = "config-cache.json"
 MAX_EXCLUDE = 200
 

@@ -6,7 +6,7 @@ clock: the connect never blocks (a full backlog is a None), and every read and w
 what is left. `ensure_started` spawns the server, detached, without waiting for it: for a hook to call
 once its answer is out.
 
-Cheap to import, for the prompt hook's path (tests/test_hot_path.py): `_socket`, not `socket` (which
+Cheap to import, for the prompt hook's path (tests/hooks/test_hot_path.py): `_socket`, not `socket` (which
 imports enum and selectors), lengths with int.to_bytes, vectors read with memoryview.cast, JSON
 through wirejson.
 

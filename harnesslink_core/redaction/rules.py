@@ -5,7 +5,7 @@ compiled on first use, each only once its keyword is seen. A rule runs only when
 lower-cased text, as gitleaks does.
 
 Every expression is written (or converted) for a backtracking engine: no nested quantifiers over overlapping
-classes, every repetition bounded, so a text costs time in proportion to its length (tests/test_redact.py holds
+classes, every repetition bounded, so a text costs time in proportion to its length (tests/redaction/test_redact.py holds
 hostile megabytes to a bound)."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import pytest
 
 from harnesslink_core.store.injected import Given
 from memory_helpers import write_entry
-from test_view import SHOP, SHOP_SLUG, seed, start_view
+from viewer.test_view import SHOP, SHOP_SLUG, seed, start_view
 
 PROMPT = 1.0  # seconds a normal page may take while attackers are connected
 OUTSIDE_WORDS = "zanzibar quokka"  # only in entries that live outside the tree

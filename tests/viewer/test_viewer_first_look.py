@@ -23,7 +23,7 @@ from harnesslink_core.store import identity
 from harnesslink_core.store.scope import project_slug
 from harnesslink_core.wiring import claude_plugin
 from memory_helpers import REPO, eventually, make_env, make_locs, write_entry
-from test_view import BROWSER_FLAGS, CHROMIUM, start_view
+from viewer.test_view import BROWSER_FLAGS, CHROMIUM, start_view
 
 SHOP, TOOLS, ELSEWHERE = "/home/dev/projects/viewshop", "/home/dev/code/devtools", "/home/dev/elsewhere/linked"
 REPOSITORY = "github.com/acme/viewshop"

@@ -47,7 +47,7 @@ def world(tmp_path: Path):
 
 def fifo_names(env: dict[str, str], locs, cwd: str) -> list[Path]:
     """Every file of the tree and the agent dir a hook, a pass or a verb reads or appends to, but TRUST.md
-    and IDENTITY.md (tests/test_trust.py, tests/test_identity.py)."""
+    and IDENTITY.md (tests/store/test_trust.py, tests/store/test_identity.py)."""
     home, agent = Path(env["HOME"]), locs.agent_dir
     project = locs.memories / project_slug(cwd)
     memory_of = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in cwd) / "memory"

@@ -13,7 +13,7 @@ from harnesslink_core.main import main
 from harnesslink_core.sessions import handoff
 from tests.claude_builder import ClaudeSession
 from tests.session_builders import CodexWriter
-from tests.test_sessions import _install_fixture_world
+from sessions.test_sessions import _install_fixture_world
 
 CWD = "/work/app"
 BIG_CODEX = "019c8bfe-0000-7000-8000-0000000000bb"

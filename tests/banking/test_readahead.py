@@ -25,7 +25,7 @@ from tests.claude_builder import ClaudeSession
 from tests.test_all_harnesses import install_generated
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the read-ahead forks only on Linux")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LONG = "Changed the handler and explained why, with the test that shows it. " * 4
 
 BACKFILL = r"""

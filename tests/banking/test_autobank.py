@@ -436,7 +436,7 @@ def test_stop_settles_at_once_a_turn_whose_answer_quotes_memory(locs, isolated_h
 def test_codex_stop_hook_settles_its_turn_before_task_complete_is_written(locs, isolated_home: Path) -> None:
     import json
 
-    generated = Path(__file__).parent / "fixtures" / "generated" / "codex" / "sessions"
+    generated = Path(__file__).resolve().parents[1] / "fixtures" / "generated" / "codex" / "sessions"
     parent = next(p for p in generated.rglob("rollout-*.jsonl") if b"forked_from_id" not in p.read_bytes()[:2000])
     lines = parent.read_bytes().splitlines(keepends=True)
     last_complete = max(i for i, l in enumerate(lines) if b'"task_complete"' in l)

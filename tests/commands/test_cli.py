@@ -13,7 +13,7 @@ from harnesslink_core import config
 from harnesslink_core.main import build_parser, main
 from tests.claude_builder import ClaudeSession
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def verbs() -> list[str]:

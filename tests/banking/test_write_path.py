@@ -19,7 +19,7 @@ from harnesslink_core.banking.autobank import StopSignal, run_pass
 from harnesslink_core.harnesses.base import MAX_LINE
 from tests.claude_builder import ClaudeSession
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LONG = "The change is done and the tests pass; here is what was found and why it works now. " * 4
 
 

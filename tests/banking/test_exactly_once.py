@@ -19,7 +19,7 @@ from harnesslink_core.store import bank, durable
 from harnesslink_core.store.ledger import RESERVATION_TTL, open_ledger
 from tests.claude_builder import ClaudeSession
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LONG = "A substantive answer that explains what was done and why. " * 5
 
 

@@ -15,7 +15,7 @@ from harnesslink_core.recall import pull
 from harnesslink_core.store.injected import Given, use_counts
 from harnesslink_core.store.ledger import open_ledger
 from memory_helpers import write_entry
-from tests.test_trust import LOGIN, SHOP, SLUG, pulled, rel, world  # noqa: F401 - the fixture
+from store.test_trust import LOGIN, SHOP, SLUG, pulled, rel, world  # noqa: F401 - the fixture
 
 QUERY = "rotate the staging deploy key"
 WHY_LOGIN = "why does the login test fail every night at midnight"  # the login entry, far ahead of the rest

@@ -15,7 +15,7 @@ from harnesslink_core.sessions import claude_code, codex, pi_family
 from tests.conftest import FIXTURES
 from tests.session_builders import ClaudeWriter, CodexWriter, PiWriter
 
-GENERATED = Path(__file__).resolve().parent / "fixtures" / "generated"
+GENERATED = Path(__file__).resolve().parents[1] / "fixtures" / "generated"
 CWD = "/work/app"
 
 

@@ -16,7 +16,7 @@ import pytest
 from harnesslink_core import __version__
 from harnesslink_core.main import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def doctor(capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:

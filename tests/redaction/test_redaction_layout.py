@@ -8,7 +8,7 @@ import re
 import tokenize
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "harnesslink_core"
+PACKAGE = Path(__file__).resolve().parents[2] / "harnesslink_core"
 MODULES = [PACKAGE / "redact.py", *sorted((PACKAGE / "redaction").glob("*.py"))]
 MOST_LINES = 600
 # a duration (`0.5 ms`, `~50 ns`, `1.5 us`, `2 s`) or a rate (`per MB`): a figure that belongs in the report

@@ -16,7 +16,7 @@ from harnesslink_core.store.ledger import open_ledger
 from harnesslink_core.store.scope import project_slug
 from tests.claude_builder import ClaudeSession
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LONG = "A long enough answer to be banked, describing what was done in detail. " * 4
 
 

@@ -20,9 +20,9 @@ from harnesslink_core.banking.autobank import PassLock
 from memory_helpers import eventually, make_env
 from tests.claude_builder import ClaudeSession
 from tests.test_faults import KILL_AT, _recovered, _world
-from tests.test_hot_path import CORE, hook_run, startup_modules
+from hooks.test_hot_path import CORE, hook_run, startup_modules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CWD = "/work/app"
 LONG = "The migration now runs in one transaction, so a failure leaves the schema as it was before. " * 4
 ANSWERED_IN = 3.0  # seconds: the hook's whole process, on a loaded machine (a pass that waits for the lock takes 10)

@@ -20,7 +20,7 @@ from harnesslink_core.commands import progress
 from harnesslink_core.paths import locations
 from tests.claude_builder import ClaudeSession
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PERCENT = re.compile(rb"\b\d{1,3}%\|")
 ETA = re.compile(rb"\[\d\d:\d\d<\d\d:\d\d, ")  # tqdm's [elapsed<remaining, rate]
 

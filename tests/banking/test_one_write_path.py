@@ -10,7 +10,7 @@ from pathlib import Path
 
 from claude_builder import ClaudeSession
 
-PACKAGE = Path(__file__).resolve().parent.parent / "harnesslink_core"
+PACKAGE = Path(__file__).resolve().parents[2] / "harnesslink_core"
 LONG = "Changed the handler and explained why, with the test that shows it. " * 4
 MOST_LINES = 600
 

@@ -270,7 +270,7 @@ def test_the_trigger_words_never_hide_a_change_a_pattern_finds(monkeypatch):
 
     texts = []
     for name in ("supersession_pairs.json", "supersession_pairs_blind.json", "supersession_pairs_third.json"):
-        data = json.loads((Path(__file__).resolve().parent.parent / "benchmarks" / name).read_text())
+        data = json.loads((Path(__file__).resolve().parents[2] / "benchmarks" / name).read_text())
         texts += [f"{e['title']}.\n{e['prompt']}\n{e['result']}" for e in data["entries"]]
     with_trigger = [[(c.kind, c.x, c.y) for c in detect.changes(t)] for t in texts]
     monkeypatch.setattr(detect, "_TRIGGER", re.compile(""))
