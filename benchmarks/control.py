@@ -1,4 +1,4 @@
-"""Issue 11's costs: the exclusion check on every prompt, and `forget` on a large bank.
+"""The costs of user control: the exclusion check on every prompt, and `forget` on a large bank.
 
     python benchmarks/control.py [--entries 10000]
 

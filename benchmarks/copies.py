@@ -1,4 +1,4 @@
-"""Whether the content fingerprint folds copies of one answer and only those (issue 10).
+"""Whether the content fingerprint folds copies of one answer and only those.
 
 benchmarks/copies_reworded.json: 30 targets of the first, third and fourth labelled sets, each
 written again twice by a helper: `light` (another run: some sentences reworded) and `heavy`

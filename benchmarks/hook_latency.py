@@ -1,4 +1,4 @@
-"""Hook latency and search speed, measured the way users run the hooks (issue 9's targets).
+"""Hook latency and search speed, measured the way users run the hooks.
 
     python benchmarks/hook_latency.py [--entries 10000] [--runs 40] [--search-entries 100000] [--keep DIR]
 

@@ -1,4 +1,4 @@
-"""MCP server start-up: spawn `harnesslink mcp` → `tools/list` answered (issue 12's target: median < 150 ms).
+"""MCP server start-up: spawn `harnesslink mcp` → `tools/list` answered (the target: median < 150 ms).
 
     python benchmarks/mcp_startup.py [--runs 30] [--venv DIR]
 

@@ -22,7 +22,7 @@ show whether a change generalises: report both, tune on neither.
 queries_unseen.json brings its own targets (new topics), planted together with the
 first set's in a second corpus built the same way (same background, same seed), so the
 first two sets' corpus and scores stay as they were. It was written without looking at
-how the matcher ranks, but its scores and misses were seen during issue 10, so it is now a
+how the matcher ranks, but its scores and misses were seen while tuning, so it is now a
 development set like the first two. Its `duplicates` are groups of targets that are the
 same work banked twice; any copy answers a query on the group, and a ranking that puts two
 copies of one group in the three slots is counted.

@@ -1,4 +1,4 @@
-"""`harnesslink resume` listing speed on a crowded machine (issue 13: never read a whole transcript to list).
+"""`harnesslink resume` listing speed on a crowded machine (never read a whole transcript to list).
 
     python benchmarks/resume_listing.py [--rollouts 2000] [--big-mb 100] [--runs 5]
 

@@ -439,7 +439,7 @@ def report(r: dict) -> str:
     inst = r.get("installed")
     if inst:
         bare = inst["bare (venv python -c pass)"]
-        lines += ["", "## Hooks as installed (issue 9)", "",
+        lines += ["", "## Hooks as installed", "",
                   f"The private venv's `context-hook`, as install.py installs it, against that venv's own `python -c "
                   f"pass` ({bare['median_ms']} ms median), {inst['runs']} interleaved runs, medians; "
                   f"{inst['entries']:,} entries in one project (benchmarks/hook_latency.py). The worst-case bank is "
@@ -472,7 +472,7 @@ def report(r: dict) -> str:
                   "4 harnesses. Two labelled sets over the same planted targets: benchmarks/queries.json and "
                   "benchmarks/queries_heldout.json (written before the ranking was tuned, to check that changes "
                   "generalise). A third, benchmarks/queries_unseen.json, plants its own targets (with duplicate "
-                  "copies) in a second corpus built the same way; it was seen while tuning (issue 10). "
+                  "copies) in a second corpus built the same way; it was seen while tuning. "
                   + ("The fourth, benchmarks/queries_blind.json, written blind, plants its own targets in a third "
                      "corpus; it was scored once at the end of a tuning round and is now a development set. "
                      if "queries_blind.json" in q["sets"] else "")

@@ -1,4 +1,4 @@
-"""Supersession detection on a labelled set of true pairs and look-alikes (issue 21): precision and recall.
+"""Supersession detection on a labelled set of true pairs and look-alikes: precision and recall.
 
     python -m benchmarks.supersession [benchmarks/supersession_pairs.json] [--show]
 

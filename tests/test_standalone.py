@@ -41,6 +41,27 @@ def test_no_test_benchmark_or_script_names_a_path_outside_the_repository() -> No
     assert offenders == []
 
 
+ISSUE_NUMBER = re.compile(r"\b[Ii]ssues?[ -]#?\d+")
+
+
+def test_no_file_cites_an_issue_number() -> None:
+    """Code, tests, benchmarks and reports say what they hold, not which tracker entry asked for it.
+    Labelled data (JSON) and real transcripts are quoted text, left as written."""
+    offenders = []
+    for name in project_files():
+        path = REPO / name
+        if (name.startswith("tests/fixtures/") or name.endswith((".json", ".jsonl", ".db", ".onnx", ".png"))
+                or path.is_symlink() or not path.is_file()):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        offenders += [f"{name}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
+                      if ISSUE_NUMBER.search(line)]
+    assert offenders == []
+
+
 @pytest.mark.slow
 def test_the_suite_passes_from_a_copy_with_nothing_beside_it(tmp_path: Path) -> None:
     alone = tmp_path / "alone"

@@ -1,4 +1,4 @@
-"""Supersession detection (SPEC §11, issue 21): a newly banked entry that says the subject of an older one
+"""Supersession detection (SPEC §11): a newly banked entry that says the subject of an older one
 changed is proposed to supersede it; a person decides in `harnesslink review`. Nothing here applies one.
 
 Conservative by construction; when unsure it proposes nothing. A proposal needs all of:

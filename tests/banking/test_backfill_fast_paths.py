@@ -1,4 +1,4 @@
-"""The backfill's fast paths (issue 20, item 8) give what the plain ones gave: identifiers and versions
+"""The backfill's fast paths give what the plain ones gave: identifiers and versions
 found by the character they turn on are what the regular expressions found, the index columns a pass
 makes while its entries sync are the ones a rebuild makes from the files, and a time parsed twice in a
 row is not a stale one."""

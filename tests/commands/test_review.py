@@ -1,4 +1,4 @@
-"""`harnesslink review` (SPEC §11, issue 21): it lists what needs a person, each item with why (an agent's
+"""`harnesslink review` (SPEC §11): it lists what needs a person, each item with why (an agent's
 learning, a proposed supersession, an entry given often and never opened); on a terminal one key decides
 each, through forget, supersede and confirm, recorded once in the history with actor cli; a kept item is
 not listed again; --json and a stdin that is not a terminal list and ask nothing; Ctrl-C gives the

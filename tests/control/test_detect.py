@@ -1,4 +1,4 @@
-"""Supersession detection (issue 21): a newer entry that says the subject of an older one changed is proposed,
+"""Supersession detection: a newer entry that says the subject of an older one changed is proposed,
 with its evidence, never applied; look-alikes are not proposed; review lists a proposal, accepting supersedes
 and rejecting keeps it from coming back; proposals travel in the tree; the background pass proposes, a
 hook's pass leaves it for later."""

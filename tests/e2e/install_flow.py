@@ -1,4 +1,4 @@
-"""The issue-5 proof, shared by tests/e2e/test_install_<harness>.py: install.py wired into a real CLI.
+"""The install proof, shared by tests/e2e/test_install_<harness>.py: install.py wired into a real CLI.
 
 In a throwaway HOME with the user's own hooks already configured (the drivers'
 `prepare`), run `install.py` (a real private venv), run a tool-using turn with

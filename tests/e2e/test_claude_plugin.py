@@ -1,4 +1,4 @@
-"""Issue 22, item 2, with the real Claude Code CLI: this repository as a plugin marketplace.
+"""With the real Claude Code CLI: this repository as a plugin marketplace.
 
 `claude plugin marketplace add <this checkout>` and `claude plugin install harnesslink@harnesslink` wire Claude
 Code without install.py: the first session makes the private venv in the plugin's data folder (in the

@@ -1,4 +1,4 @@
-"""Issue 5 with the real CLIs: install.py wires each harness, a turn is banked by the time the CLI
+"""With the real CLIs: install.py wires each harness, a turn is banked by the time the CLI
 exits, a new session's request to the model carries that memory, the user's own hooks still run,
 and uninstall.py restores the settings (see install_flow.prove_install)."""
 

@@ -1,4 +1,4 @@
-"""Issue 21 with the real CLIs: memory that stays true, and proof that it was used.
+"""With the real CLIs: memory that stays true, and proof that it was used.
 
 One sandbox, one install (install.py, the three harnesses at once). Then:
 

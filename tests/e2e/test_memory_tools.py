@@ -1,4 +1,4 @@
-"""Issue 12 with the real CLIs: the memory tools, wired by install.py alone, in all four harnesses.
+"""With the real CLIs: the memory tools, wired by install.py alone, in all four harnesses.
 
 One sandbox, one install of every harness. Then a relay: each harness's model calls the search tool on
 its session's first turn and finds what the harness before it recorded with `record_learning` (the request

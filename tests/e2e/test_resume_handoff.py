@@ -1,4 +1,4 @@
-"""Issue 13 with the real CLIs: `harnesslink resume` hands a session over to another harness, and lists them all.
+"""With the real CLIs: `harnesslink resume` hands a session over to another harness, and lists them all.
 
 In a throwaway HOME with HarnessLink installed (`install.py --no-venv`) into the harnesses involved:
 a session with a plan and a todo list runs in one CLI; `harnesslink resume <id> --in <other> --no-launch`

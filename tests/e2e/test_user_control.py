@@ -1,4 +1,4 @@
-"""Issue 11 with the real CLIs: a private span and a secret typed into a real session never reach
+"""With the real CLIs: a private span and a secret typed into a real session never reach
 anything we store; a folder with `.harnesslink-off` banks and receives nothing; a forgotten entry
 is not recalled by the next session."""
 

@@ -1,4 +1,4 @@
-"""What each hook imports, held to an allow-list (issue 9): a later import must not quietly put the cost back.
+"""What each hook imports, held to an allow-list: a later import must not quietly put the cost back.
 
 Each hook runs as its own process with `python -S` and the package and its dependencies on PYTHONPATH, so
 nothing that `site` or an editable install loads at start-up hides what the hook itself imports. The

@@ -1,4 +1,4 @@
-"""The prompt hook's work stays bounded whatever the bank looks like (issue 9): prompts whose every word is
+"""The prompt hook's work stays bounded whatever the bank looks like: prompts whose every word is
 everywhere search nothing, and words that common are ranked only among the newest entries.
 
 The thresholds are made small here (the real ones need thousands of entries) by patching them."""

@@ -161,7 +161,7 @@ def test_old_entries_are_still_found_when_recent_ones_do_not_match(tmp_path, mon
     assert [h.title for h in decision.hits] == ["Elasticsearch reindex through an alias"]
 
 
-# --- related words, evidence, coverage (issue 6) --------------------------------------
+# --- related words, evidence, coverage --------------------------------------
 
 def _bank(tmp_path, entries):
     """A project with these (title, result) entries plus filler turns that make common words common."""

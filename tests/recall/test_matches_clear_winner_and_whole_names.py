@@ -1,4 +1,4 @@
-"""Prompt matches II (issue 10): a clear winner is trusted, versions / identifiers / file names are
+"""Prompt matches II: a clear winner is trusted, versions / identifiers / file names are
 searched whole, the vocabulary is data the index stores, and one answer is never given twice."""
 
 from __future__ import annotations

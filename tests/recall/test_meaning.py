@@ -1,4 +1,4 @@
-"""Meaning vectors (issue 19): the static model, the entry vectors in the index, and the pull that fuses
+"""Meaning vectors: the static model, the entry vectors in the index, and the pull that fuses
 words and meaning."""
 
 from __future__ import annotations

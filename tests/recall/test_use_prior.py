@@ -1,4 +1,4 @@
-"""Use as a ranking prior (SPEC §11, issue 21): in a pull, an entry sessions opened after it was given rises,
+"""Use as a ranking prior (SPEC §11): in a pull, an entry sessions opened after it was given rises,
 one given to many sessions and opened by none sinks, and `why` says so; nothing is dropped for being unused,
 and with no use recorded the ranking is what the words and meaning make it."""
 

@@ -1,4 +1,4 @@
-"""Memory that stays true (SPEC §11, issue 21): a superseded entry is never pushed, a pull shows it marked and
+"""Memory that stays true (SPEC §11): a superseded entry is never pushed, a pull shows it marked and
 below the current ones, `--undo` brings it back, TRUST.md survives hand edits, `--as-of` answers as of then,
 and the memory tool's `supersedes` takes only this project's older entries."""
 

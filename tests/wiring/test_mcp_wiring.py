@@ -1,4 +1,4 @@
-"""install.py wires the memory tools (issue 12) with the hooks' merge rules: never clobber, idempotent,
+"""install.py wires the memory tools with the hooks' merge rules: never clobber, idempotent,
 one backup, exact restore. Claude Code: `mcpServers.harnesslink` in .claude.json plus a permission;
 Codex: a marked `[mcp_servers.harnesslink]` block in config.toml; pi/omp: native tools in the extension."""
 
