@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from harnesslink_core.store import ledger as ledger_mod
+from harnesslink_core.store import ledger_schema
 from harnesslink_core.store.ledger import MIGRATIONS, FileRecord, HarnessRow, migrate, open_ledger
 
 
@@ -32,19 +33,19 @@ def test_failing_migration_rolls_back(monkeypatch: pytest.MonkeyPatch) -> None:
         db.execute("CREATE TABLE half_done (x)")
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(ledger_mod, "MIGRATIONS", MIGRATIONS + [m999_broken])
+    monkeypatch.setattr(ledger_schema, "MIGRATIONS", MIGRATIONS + [m999_broken])
     db = sqlite3.connect(":memory:", isolation_level=None)
     with pytest.raises(RuntimeError):
-        ledger_mod.migrate(db)
+        ledger_schema.migrate(db)
     names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "half_done" not in names
     assert db.execute("SELECT COUNT(*) FROM _migrations WHERE name='m999_broken'").fetchone()[0] == 0
 
 
 def test_duplicate_migration_names_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ledger_mod, "MIGRATIONS", MIGRATIONS + [MIGRATIONS[0]])
+    monkeypatch.setattr(ledger_schema, "MIGRATIONS", MIGRATIONS + [MIGRATIONS[0]])
     with pytest.raises(ValueError):
-        ledger_mod.migrate(sqlite3.connect(":memory:", isolation_level=None))
+        ledger_schema.migrate(sqlite3.connect(":memory:", isolation_level=None))
 
 
 def test_reservations(locs) -> None:
