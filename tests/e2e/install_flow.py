@@ -106,6 +106,47 @@ class Flow:
                     yield found.group(1), found.group(0)
 
 
+def prove_plugin_memory(flow: Flow, tools: str, banking_seconds: float = 120) -> tuple[str, list[Path]]:
+    """What a plugin's wiring gives a user, once its setup is done: a tool-using turn is banked (by the stop
+    hook's detached pass), the next prompt about it gets it in a budgeted match and the session start names
+    it in the brief, the user's own hooks ran, and `memory_search` answers through the plugin's MCP server
+    (whose tools the harness names with the prefix `tools`). Returns the turn's topic and its entries (one)."""
+    from .fake_model import tool_result_of
+
+    sandbox = flow.sandbox
+    topic = f"quasar{secrets.token_hex(3)}"
+    flow.driver.start(sandbox, f"Calibrate the {topic} flux capacitor [[bash: echo calibrated-$((40+2))]]").check()
+    entries = flow.banked(topic, banking_seconds)
+    assert len(entries) == 1, f"expected one entry about {topic}: {entries}\n{_log(flow)}"
+
+    since = len(sandbox.server.model_requests())
+    flow.driver.start(sandbox, f"How did we calibrate the {topic} flux capacitor before?").check()
+    blocks = list(flow.framed_blocks(since))
+    matches = [block for kind, block in blocks if kind == "matches"]
+    assert any(topic in block and entries[0].name in block for block in matches), [k for k, _ in blocks]
+    assert all(len(block) <= MATCHES_BUDGET for block in matches)
+    assert any(kind == "brief" and topic in block for kind, block in blocks), "the session-start brief names it"
+    assert {"SessionStart", "UserPromptSubmit", "Stop"} <= user_hooks_ran(flow)
+
+    since = len(sandbox.server.model_requests())
+    flow.driver.start(sandbox, f'Use memory. [[tool: memory_search | {{"query": "{topic} calibration"}}]]').check()
+    requests = sandbox.server.model_requests()[since:]
+    call = next((r.reply.tool_call for r in requests if r.reply and r.reply.tool_call), None)
+    offered = [t.get("name") for r in requests[:1] for t in (r.body.get("tools") or [])]
+    assert call and call.name.startswith(tools) and "memory_search" in call.name, f"the plugin's memory tools were not offered: {call}; {offered}"
+    result = next((tool_result_of(r) for r in requests if tool_result_of(r)), None)
+    assert result and topic in result, result
+    return topic, entries
+
+
+def assert_plugin_gone(flow: Flow, topic: str, entry: Path) -> None:
+    """Once the plugin is removed, no memory reaches a session, and the memory itself stays (it is the user's)."""
+    since = len(flow.sandbox.server.model_requests())
+    flow.driver.start(flow.sandbox, f"How did we calibrate the {topic} flux capacitor before?").check()
+    assert not list(flow.framed_blocks(since)), "no memory reaches a session once the plugin is gone"
+    assert entry.exists(), "the memory itself stays, as with uninstall.py (it is the user's)"
+
+
 def strings_in(value: Any) -> Iterator[str]:
     """Every string in a JSON value (a request body), depth first."""
     if isinstance(value, str):

@@ -10,18 +10,15 @@ hooks still run, and `claude plugin uninstall` leaves nothing of ours: no hook, 
 from __future__ import annotations
 
 import json
-import secrets
 import subprocess
 import time
 from pathlib import Path
 
-from harnesslink_core.recall.matches import BUDGET as MATCHES_BUDGET
-from harnesslink_core.wiring import claude_plugin
+from harnesslink_core.harnesses.claude_code import plugin as claude_plugin
 
 from . import clis
-from .fake_model import tool_result_of
 from .harnesses import Sandbox
-from .install_flow import REPO, Flow, user_hooks_ran
+from .install_flow import REPO, Flow, assert_plugin_gone, prove_plugin_memory
 from .marks import SLOW_E2E
 
 pytestmark = SLOW_E2E
@@ -70,28 +67,7 @@ def test_the_plugin_from_a_local_marketplace_wires_claude_code_and_uninstalls_cl
     log = wait_for_setup(sandbox)
     assert "making" in log and "ready" in log and "cloud.autobank: claude-code" in log, log
 
-    topic = f"quasar{secrets.token_hex(3)}"
-    flow.driver.start(sandbox, f"Calibrate the {topic} flux capacitor [[bash: echo calibrated-$((40+2))]]").check()
-    entries = flow.banked(topic)
-    assert len(entries) == 1, f"expected one entry about {topic}: {entries}\n{log}"
-
-    since = len(sandbox.server.model_requests())
-    flow.driver.start(sandbox, f"How did we calibrate the {topic} flux capacitor before?").check()
-    blocks = list(flow.framed_blocks(since))
-    matches = [block for kind, block in blocks if kind == "matches"]
-    assert any(topic in block and entries[0].name in block for block in matches), [k for k, _ in blocks]
-    assert all(len(block) <= MATCHES_BUDGET for block in matches)
-    assert any(kind == "brief" and topic in block for kind, block in blocks), "the session-start brief names it"
-    assert {"SessionStart", "UserPromptSubmit", "Stop"} <= user_hooks_ran(flow)
-
-    since = len(sandbox.server.model_requests())
-    flow.driver.start(sandbox, f'Use memory. [[tool: memory_search | {{"query": "{topic} calibration"}}]]').check()
-    requests = sandbox.server.model_requests()[since:]
-    call = requests[0].reply.tool_call if requests and requests[0].reply else None
-    offered = [t.get("name") for t in (requests[0].body.get("tools") or [])] if requests else []
-    assert call and call.name.startswith(TOOLS), f"the plugin's memory tools were not offered: {call}; {offered}"
-    result = tool_result_of(requests[1]) if len(requests) > 1 else None
-    assert result and topic in result, result
+    topic, entries = prove_plugin_memory(flow, TOOLS)
 
     claude(flow, "plugin", "uninstall", PLUGIN)
     claude(flow, "plugin", "marketplace", "remove", "harnesslink")
@@ -101,7 +77,4 @@ def test_the_plugin_from_a_local_marketplace_wires_claude_code_and_uninstalls_cl
     assert "launch.py" not in settings.read_text() and "harnesslink@" not in settings.read_text()
     dot_json = json.loads((sandbox.home / ".claude.json").read_text())
     assert "harnesslink" not in (dot_json.get("mcpServers") or {})
-    since = len(sandbox.server.model_requests())
-    flow.driver.start(sandbox, f"How did we calibrate the {topic} flux capacitor before?").check()
-    assert not list(flow.framed_blocks(since)), "no memory reaches a session once the plugin is gone"
-    assert entries[0].exists(), "the memory itself stays, as with uninstall.py (it is the user's)"
+    assert_plugin_gone(flow, topic, entries[0])
