@@ -7,7 +7,8 @@ of what it made.
 
 The corpus (benchmarks/corpus.py) is made once from a fixed seed and a fixed "now", copied whole (times kept)
 into a fresh HOME at the same path for each run, and banked by `harnesslink backfill --days 30` run in a child
-with the checkout on its path and the clock (`clock.now`) held at that same "now". The digest covers:
+with the checkout on its path and the clock (`clock.now`) held at that same "now", and digested once the
+background index job it leaves (the meaning vectors) is done. The digest covers:
 
 - every file under the memory tree, by path and bytes;
 - every table of the ledger, rows ordered, with the columns masked that hold the wall clock of the run
@@ -32,6 +33,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -69,6 +71,16 @@ def backfill(checkout: Path, source: Path, home: Path) -> None:
                PYTHONHASHSEED="0")
     code = CHILD.format(checkout=str(checkout), now=PASS_NOW)
     subprocess.run([sys.executable, "-c", code], env=env, check=True, stdout=subprocess.DEVNULL, cwd=str(checkout))
+    wait_for_background_index(home / ".superpi" / "agent" / "memory-index.db.rebuilding")
+
+
+def wait_for_background_index(marker: Path, limit: float = 600.0) -> None:
+    """Until the detached index job a backfill may leave (its meaning vectors) is done: its marker is gone."""
+    end = time.monotonic() + limit
+    while marker.exists():
+        if time.monotonic() > end:
+            raise SystemExit(f"the background index job still runs after {limit:g} s ({marker})")
+        time.sleep(0.05)
 
 
 def tree_part(root: Path) -> list[str]:

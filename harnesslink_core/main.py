@@ -43,16 +43,19 @@ VERBS = {
 }
 
 
-def _modules() -> dict[str, object]:
-    return {name: importlib.import_module(f"harnesslink_core.commands.{name}") for name in dict.fromkeys(VERBS.values())}
+def _modules(verb: str | None = None) -> dict[str, object]:
+    """The verbs' modules: every one, or only `verb`'s (a verb imports only what it runs)."""
+    names = [VERBS[verb]] if verb in VERBS else dict.fromkeys(VERBS.values())
+    return {name: importlib.import_module(f"harnesslink_core.commands.{name}") for name in names}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """Every verb's parser; with a known `verb`, only its module's (the same subcommand, its help and errors)."""
     from .commands.options import Parser
 
     parser = Parser(prog="harnesslink", description="Shared memory for coding agents.")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for module in _modules().values():
+    for module in _modules(verb).values():
         module.add_parser(subparsers)  # type: ignore[attr-defined]
     return parser
 
@@ -80,8 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parse_and_run(words: list[str]) -> int:
-    args = build_parser().parse_args(words)
-    module = _modules()[VERBS[args.command]]
+    args = build_parser(words[0] if words else None).parse_args(words)
+    module = _modules(args.command)[VERBS[args.command]]
     locs = locations()
     try:
         return int(module.run(args, locs))  # type: ignore[attr-defined]

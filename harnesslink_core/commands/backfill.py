@@ -29,11 +29,25 @@ def run(args: argparse.Namespace, locs: Locations) -> int:
         return 1
     with progress.Bars() as bars:
         report = autobank.drain(locs, harnesses=names, progress=_bar(bars, locs, names))
-        index.fill_vectors(locs, progress=(lambda done, due: bars.report("vectors", done, due)) if bars.shown else None)
+        fill_meaning(locs, bars)
     print(f"backfill of {', '.join(names)} over {args.days:g} days: {summary(report)}")
     for line in left_out(report, args.days):
         print(line)
     return 1 if report.locked else failed(report, "backfill")
+
+
+def fill_meaning(locs: Locations, bars: progress.Bars) -> None:
+    """The meaning vectors of what the drain banked, once the index answers by its words: made by a detached
+    job (`index.rebuild_in_background`, which the resident encoder's vectors follow), so the command ends
+    when the words are searchable; `harnesslink status` counts what is left. Where that job cannot start
+    (one already runs, the agent dir takes no marker), made here, with their own bar, as before."""
+    if index.rebuild_in_background(locs, full=False):
+        if bars.shown:
+            bars.close()
+            print("meaning vectors: being made in the background (`harnesslink status` shows how many are left)",
+                  file=sys.stderr)
+        return
+    index.fill_vectors(locs, progress=(lambda done, due: bars.report("vectors", done, due)) if bars.shown else None)
 
 
 def _bar(bars: progress.Bars, locs: Locations, names: list[str]):
