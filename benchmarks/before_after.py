@@ -8,8 +8,8 @@ REV) and its own HOME holding the real-CLI transcripts of tests/fixtures/generat
 version. Then bare starts, stop, pre-compact, session-start and a prompt of each are timed round-robin.
 The stop and pre-compact that count are those of a real Claude Code session (tests/fixtures/real) that
 grows by one finished turn before each call; the same hooks on a transcript that does not exist
-(`none.jsonl`: nothing to bank) are the labelled extra. After the runs, each version's stop is timed from
-its answer to its turn found in the search index.
+(`none.jsonl`: nothing to bank) are the labelled extra. After the runs, each version's stop and pre-compact
+are timed from the answer to the turn found in the search index (min/median/max of 5).
 With `--entries N`, each version also answers prompts (a new session each run) in a HOME of N realistic
 entries (benchmarks/hook_latency.py's bank, indexed by that version's own `harnesslink reindex`).
 Ratios are to each version's own venv `python -c pass`.
@@ -81,7 +81,7 @@ class GrowingSession:
     round again with fresh uuids, so each is a new turn to bank."""
 
     def __init__(self, home: Path) -> None:
-        from harnesslink_core.harnesses import claude_code
+        from harnesslink_core.harnesses.claude_code import reader as claude_code
 
         data = REAL_SESSION.read_bytes()
         starts = [t.offset for t in claude_code.read(REAL_SESSION, 0, {}, len(data) + 1).turns]
@@ -105,8 +105,8 @@ class GrowingSession:
                            "transcript_path": str(self.path)}).encode()
 
 
-def searchable_ms(case: Case, home: Path, runs: int) -> float:
-    """The median time from a stop hook's answer to its turn in the search index (one more entry there)."""
+def searchable_ms(case: Case, home: Path, runs: int) -> list[float]:
+    """The times from a hook's answer to its turn in the search index (one more entry there), sorted."""
     from benchmarks.installed import run_once
     from harnesslink_core.recall import index, query
 
@@ -132,7 +132,7 @@ def searchable_ms(case: Case, home: Path, runs: int) -> float:
         while indexed() <= before and time.perf_counter() - answered < 10:
             time.sleep(0.002)
         times.append((time.perf_counter() - answered) * 1000)
-    return round(sorted(times)[len(times) // 2], 1)
+    return sorted(round(t, 1) for t in times)
 
 
 def main() -> int:
@@ -146,13 +146,17 @@ def main() -> int:
     with worktree(REPO, args.rev) as (tree, root):
         result = measure(tree, root, args)
     for tag in ("before", "after"):
-        print(f"{tag}: stop's answer to its turn searchable: median {result.pop(f'{tag}: searchable')} ms")
+        for event in ("stop", "pre-compact"):
+            times = result.pop(f"{tag}: {event} searchable")
+            print(f"{tag}: {event}'s answer to its turn searchable: min {times[0]} median {times[len(times) // 2]} "
+                  f"max {times[-1]} ms")
     for tag in ("before", "after"):
         bare = result[f"{tag}: bare"]["median_ms"]
         for name, r in result.items():
             if name.startswith(tag):
-                print(f"{name:32} median {r['median_ms']:7} ms  p95 {r['p95_ms']:7} ms  "
-                      f"{r['median_ms'] / bare:5.2f}x its own bare start")
+                print(f"{name:44} min {r['min_ms']:7} median {r['median_ms']:7} max {r['max_ms']:7} ms  "
+                      f"{r['min_ms'] / bare:5.2f}x / {r['median_ms'] / bare:5.2f}x / {r['max_ms'] / bare:5.2f}x "
+                      "its own bare start's median")
     return 0
 
 
@@ -192,8 +196,9 @@ def measure(tree: Path, root: Path, args: argparse.Namespace) -> dict:
                 venv / "bin" / "context-hook", big_env, big_stamp, hook_latency.PROMPTS, 1)
     result = interleaved(cases, args.runs, baseline="after: bare")
     for tag in ("before", "after"):
-        result[f"{tag}: searchable"] = searchable_ms(cases[f"{tag}: stop, a growing real session"],
-                                                    root / tag / "home", 5)
+        for event in ("stop", "pre-compact"):
+            result[f"{tag}: {event} searchable"] = searchable_ms(cases[f"{tag}: {event}, a growing real session"],
+                                                                root / tag / "home", 5)
     return result
 
 

@@ -7,7 +7,9 @@ layer imports only from the layers below it (tests/test_layers.py holds that):
   `config`, `redact` (its parts in `redaction/`: rules, gates, engine),
   `wirejson`, `fastsqlite`, `model` (what a harness read), `atomic` (replacing a
   file whole), `safefile` (reading one that may be hostile);
-- `harnesses/`: one transcript reader per harness (SPEC §4);
+- `harnesses/`: one folder per harness, `harnesses/<id>/`, and the registry of them (SPEC §4): its reader is
+  in this layer, its `sessions.py` in the sessions layer and its `wiring.py` and `plugin.py` among the
+  surfaces, each module in the layer its role names;
 - `store/`: the memory tree and the ledger, the formats on disk (SPEC §2, §3, §5);
 - `recall/`: the search index and what reads memory back, the brief and the
   prompt's matches (SPEC §6);

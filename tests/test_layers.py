@@ -25,6 +25,10 @@ LAYERS = [
     ("sessions", {"sessions"}),
     ("surfaces", {"hooks", "mcp_server", "memory_tools", "commands", "wiring", "main"}),
 ]
+# A harness is one folder, harnesses/<id>/, that spans the layers: its reader reads (readers), its sessions module
+# lists and resumes (sessions), its wiring and plugin install (surfaces). Each of its modules sits in the layer
+# its role names; every other module of harnesses/ is a reader's.
+ROLES = {"sessions": "sessions", "wiring": "surfaces", "plugin": "surfaces"}
 
 
 def module_names() -> list[str]:
@@ -63,6 +67,8 @@ def layer_of(module: str) -> int:
     parts = module.split(".")
     if len(parts) == 1:
         return -1  # the package's face: imports nothing
+    if parts[1] == "harnesses" and len(parts) == 4 and parts[3] in ROLES:
+        return [name for name, _ in LAYERS].index(ROLES[parts[3]])
     for number, (_, members) in enumerate(LAYERS):
         if parts[1] in members:
             return number
@@ -98,9 +104,9 @@ def test_no_import_circles() -> None:
 LEAN = {"hooks", "log", "banking.background", "store.scope", "store.identity", "store.injected", "store.trust",
         "store.history", "store.hook_runs",
         "control.exclusion",
-        "recall.index", "recall.encoder_client", "recall.encoded",
+        "recall.index", "recall.matches", "recall.encoder_client", "recall.encoded",
         "recall.brief", "sessions.handoff",
-        "wiring.claude_plugin", "wiring.codex_plugin"}  # the plugins' launchers, in front of every hook call
+        "harnesses.claude_code.plugin", "harnesses.codex.plugin"}  # the plugins' launchers, in front of every hook call
 PLAIN_STRINGS = re.compile(r"\.(?:home_path|agent_path|memories_path|index_path|ledger_path|log_path|encoder_path)\b")
 
 
@@ -126,6 +132,16 @@ def test_the_check_finds_an_upward_import_and_a_circle() -> None:
            "harnesslink_core.control.forget": {"harnesslink_core.recall.index"}}
     assert circles(bad) == [["harnesslink_core.control.forget", "harnesslink_core.recall.index"]]
     assert layer_of("harnesslink_core.recall.index") < layer_of("harnesslink_core.control.forget")
+
+
+def test_a_harness_folders_modules_sit_in_the_layers_their_roles_name() -> None:
+    """A reader may not import its harness's wiring: the folder is one place, not one layer."""
+    layer = {name: number for number, (name, _) in enumerate(LAYERS)}
+    assert layer_of("harnesslink_core.harnesses.codex.reader") == layer["readers"]
+    assert layer_of("harnesslink_core.harnesses.codex.sessions") == layer["sessions"]
+    assert layer_of("harnesslink_core.harnesses.codex.wiring") == layer["surfaces"]
+    assert layer_of("harnesslink_core.harnesses.claude_code.plugin") == layer["surfaces"]
+    assert layer_of("harnesslink_core.harnesses.registry") == layer["readers"]
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:

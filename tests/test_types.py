@@ -58,10 +58,10 @@ def test_the_store_and_the_protocols_are_checked_strictly_and_the_rest_at_the_ba
 
 def test_the_registry_holds_every_reader_to_the_harness_protocol(tmp_path: Path) -> None:
     """A reader whose `read` lost a parameter of the protocol's is refused where the registry returns it."""
-    text = source("harnesses/omp.py")
+    text = source("harnesses/omp/reader.py")
     assert "def read(" in text
     broken = text.replace("def read(", "def _read_as_it_was(") + "\n\ndef read(path, start, carry, budget):\n    ...\n"
-    status, errors = mypy(tmp_path, ("harnesses/omp.py", broken))
+    status, errors = mypy(tmp_path, ("harnesses/omp/reader.py", broken))
     assert status == 1
     assert [line.split(":", 1)[0] for line in errors] == ["harnesslink_core/harnesses/registry.py"], "\n".join(errors)
     assert "[return-value]" in errors[0]

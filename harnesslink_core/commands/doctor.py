@@ -23,11 +23,13 @@ from typing import Any
 from .. import __version__
 from ..errors import Refused
 from ..fastsqlite import connect
+from ..harnesses.claude_code import plugin as claude_plugin
+from ..harnesses.codex import plugin as codex_plugin
 from ..paths import Locations
 from ..store import hook_runs
 from ..store.ledger import read_only_ledger
-from ..wiring import claude_plugin, codex_plugin, environment, hook_command
-from ..wiring.registry import WIRINGS
+from ..wiring import environment, hook_command
+from ..wiring.installer import WIRINGS
 
 RPC_TIMEOUT = 15.0  # seconds for `codex app-server` or our memory server to answer
 RECENT = 7 * 86400  # a wired hook silent for longer than this is named

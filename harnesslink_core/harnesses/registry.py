@@ -1,9 +1,19 @@
 """Every harness we ship, by id (SPEC §3's harness ids): the one list the other layers take theirs from.
 
+A harness is one folder, `harnesses/<id>/` (the id with `_` for `-`), whose modules are named by their role:
+`reader.py` (this layer: where its transcripts are, how they read), `sessions.py` (the sessions layer: its
+listing, replay estimate and resume command), `wiring.py` and, where it ships as a plugin, `plugin.py` (the
+surfaces: install and uninstall). Each module sits in the layer its role names (tests/test_layers.py), so
+this module imports only the readers; a layer above loads its own role's module by `module_name`.
+
 A reader is imported when it is first asked for, so the stop hook's pass loads only
 the harnesses it reads (and none when its transcript has nothing new); this module itself
 imports none of them, nor `base`. Each loader returns its module as a `Harness`, so a type
 checker holds every reader to the protocol of `base.py`.
+
+The hooks, the memory server's start-up and config.py may not import this module (the hooks' allow-list,
+the layers): they take the ids from the package's face (harnesslink_core/__init__.py), which
+tests/harnesses/test_registry.py holds to these.
 """
 
 from __future__ import annotations
@@ -16,33 +26,33 @@ if TYPE_CHECKING:
 
 
 def _claude_code() -> Harness:
-    from . import claude_code
+    from .claude_code import reader
 
-    return claude_code
+    return reader
 
 
 def _codex() -> Harness:
-    from . import codex
+    from .codex import reader
 
-    return codex
+    return reader
 
 
 def _pi() -> Harness:
-    from . import pi
+    from .pi import reader
 
-    return pi
+    return reader
 
 
 def _omp() -> Harness:
-    from . import omp
+    from .omp import reader
 
-    return omp
+    return reader
 
 
 def _antigravity() -> Harness:
-    from . import antigravity
+    from .antigravity import reader
 
-    return antigravity
+    return reader
 
 
 MODULES: dict[str, Callable[[], Harness]] = {
@@ -53,6 +63,9 @@ MODULES: dict[str, Callable[[], Harness]] = {
     "antigravity": _antigravity,
 }
 READ_ONLY = frozenset({"antigravity"})  # read, never wired: no hooks, no tools, no session to resume (SPEC §1)
+PLUGINS = frozenset({"claude-code", "codex"})  # also shipped as plugins/harnesslink: their folders hold plugin.py
+# the viewer draws each harness in its colour, in this order
+COLOURS = {"claude-code": "#d97757", "codex": "#10a37f", "pi": "#8250df", "omp": "#1f6feb", "antigravity": "#bf8700"}
 IDS = tuple(MODULES)
 WIRED = tuple(name for name in IDS if name not in READ_ONLY)
 
@@ -70,3 +83,8 @@ def available() -> dict[str, Harness]:
         except ImportError:
             continue
     return found
+
+
+def module_name(name: str, role: str) -> str:
+    """The module of harness `name` for `role` (`sessions`, `wiring`, `plugin`): `harnesses/<id>/<role>.py`."""
+    return f"{__package__}.{name.replace('-', '_')}.{role}"

@@ -1,7 +1,7 @@
 """A project's sessions across harnesses, what resuming each would replay, and how to resume it.
 
-One module per harness (`claude_code`, `codex`, `pi_family` for pi and omp) behind
-one small interface, the `SessionSource` protocol below:
+One module per harness (`harnesses/<id>/sessions.py`; pi's and omp's share `harnesses/pi_family/sessions.py`)
+behind one small interface, the `SessionSource` protocol below:
 
 - `transcripts(locs, cwd)`: candidate transcript files for a folder (cheap: a
   folder listing plus, where the folder name does not say, a few KB of each head);
@@ -85,11 +85,11 @@ class SessionSource(Protocol):
 
 
 def source(harness: str) -> SessionSource:
-    """The harness's module beside this one (`claude-code`: `claude_code.py`), imported by name: each imports
-    this module, so an import statement here would close a circle."""
+    """The harness's module (`claude-code`: `harnesses/claude_code/sessions.py`), imported by name: each
+    imports this module, so an import statement here would close a circle."""
     if harness not in HARNESSES:
         raise KeyError(harness)
-    return importlib.import_module(f"{__package__}.{harness.replace('-', '_')}")
+    return importlib.import_module(registry.module_name(harness, "sessions"))
 
 
 # --- the listing ---------------------------------------------------------------

@@ -1,19 +1,21 @@
-"""What every harness's wiring module provides, and the detection they share."""
+"""What every harness's wiring module (harnesses/<id>/wiring.py) provides, and the detection they share."""
 
 from __future__ import annotations
 
+import importlib
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
+from ..harnesses import registry
 from ..paths import Locations
 from .files import FileChange
 
 
 class Wiring(Protocol):
     @property
-    def NAME(self) -> str:  # noqa: N802 - read-only, so a frozen dataclass (pi_family.py) satisfies it as a module does
+    def NAME(self) -> str:  # noqa: N802 - read-only, so a frozen dataclass (harnesses/pi_family/wiring.py) satisfies it as a module does
         ...
 
     def target(self, locs: Locations) -> Path:
@@ -36,6 +38,12 @@ class Wiring(Protocol):
     def notes(self, locs: Locations, changed: bool) -> list[str]:
         """What the user must know or still do after install."""
         ...
+
+
+def wirings() -> dict[str, Wiring]:
+    """Every harness install.py can wire, in the order it reports them: each one's `harnesses/<id>/wiring.py`,
+    imported by name (each imports this module, so an import statement here would close a circle)."""
+    return {name: importlib.import_module(registry.module_name(name, "wiring")) for name in registry.WIRED}
 
 
 def detect_by(

@@ -21,8 +21,10 @@ from ..errors import Refused
 from ..paths import Locations, locations
 from ..safefile import read_regular_text
 from . import environment
+from .base import wirings
 from .files import FileChange, apply, atomic_write, backup_path
-from .registry import WIRINGS
+
+WIRINGS = wirings()
 
 BACKFILL_DAYS = 30
 

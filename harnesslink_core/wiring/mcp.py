@@ -1,7 +1,7 @@
 """The memory tools (`harnesslink mcp`) in Claude Code's and Codex's settings.
 
 pi has no MCP and omp would hide MCP tools behind its `xd://` device tool, so
-for those two the extension registers the same tools natively (pi_family.py);
+for those two the extension registers the same tools natively (harnesses/pi_family/wiring.py);
 this module is only about the two harnesses that start MCP servers.
 
 - Claude Code: `mcpServers.harnesslink` in `~/.claude.json` (or

@@ -21,8 +21,7 @@ from ..errors import Refused
 from ..paths import Locations, locations
 from . import environment
 from .files import FileChange, apply, backup_path
-from .installer import add_common_arguments, manifest_path, read_manifest
-from .registry import WIRINGS
+from .installer import WIRINGS, add_common_arguments, manifest_path, read_manifest
 
 
 DESCRIPTION = "Remove HarnessLink's hooks from every harness, and its private environment."

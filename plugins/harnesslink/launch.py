@@ -2,9 +2,9 @@
 """HarnessLink's plugin for Claude Code and Codex: every hook and the memory server start here
 (.claude-plugin/plugin.json; .codex-plugin/plugin.json calls it with `codex` first).
 
-It runs with the `python3` on PATH; harnesslink_core/wiring/claude_plugin.py and codex_plugin.py say what it does.
+It runs with the `python3` on PATH; harnesslink_core/harnesses/claude_code/plugin.py and codex/plugin.py say what it does.
 Codex copies the plugin without its links, so there the package comes from the private venv once it is made,
-or from the marketplace the plugin was added from (harnesslink_core/wiring/codex_plugin.py, `package_folders`)."""
+or from the marketplace the plugin was added from (harnesslink_core/harnesses/codex/plugin.py, `package_folders`)."""
 
 import os
 import sys
@@ -42,18 +42,18 @@ def codex_package_folders():
 
 if not os.path.isdir(os.path.join(HERE, "harnesslink_core")) and WORDS[:1] == ["codex"]:
     for folder in codex_package_folders():
-        if os.path.isfile(os.path.join(folder, "harnesslink_core", "wiring", "codex_plugin.py")):
+        if os.path.isfile(os.path.join(folder, "harnesslink_core", "harnesses", "codex", "plugin.py")):
             HERE = folder
             break
 sys.path.insert(0, HERE)
 
 try:
     if WORDS[:1] == ["codex"]:
-        from harnesslink_core.wiring.codex_plugin import main
+        from harnesslink_core.harnesses.codex.plugin import main
 
         WORDS = WORDS[1:]
     else:
-        from harnesslink_core.wiring.claude_plugin import main
+        from harnesslink_core.harnesses.claude_code.plugin import main
 except ImportError as e:  # a hook must not fail the session: it says why and does nothing
     sys.stderr.write(f"HarnessLink plugin: its package is not where it looked ({e}); add the marketplace again\n")
     sys.exit(0)

@@ -141,7 +141,7 @@ def test_reservation_of_a_dead_pass_waits_ten_minutes_then_is_taken_over(locs, i
     s = ClaudeSession(isolated_home)
     s.turn("index the docs", LONG, tools=[("Bash", {"command": "make docs"})])
     s.flush()
-    from harnesslink_core.harnesses import claude_code
+    from harnesslink_core.harnesses.claude_code import reader as claude_code
 
     (turn,) = claude_code.read(s.path, 0, {}, 10**9).turns
     ledger = open_ledger(locs)
@@ -156,7 +156,7 @@ def test_entry_written_by_a_pass_that_died_before_recording_it_is_not_written_ag
     s = ClaudeSession(isolated_home, cwd="/work/app")
     s.turn("index the docs", LONG, tools=[("Bash", {"command": "make docs"})])
     s.flush()
-    from harnesslink_core.harnesses import claude_code
+    from harnesslink_core.harnesses.claude_code import reader as claude_code
 
     (turn,) = claude_code.read(s.path, 0, {}, 10**9).turns
     ledger = open_ledger(locs)

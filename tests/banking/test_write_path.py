@@ -96,7 +96,7 @@ def test_a_growing_line_past_the_cap_is_scanned_once_and_never_held(isolated_hom
 SLOW_PASS = """
 import sys, time
 from harnesslink_core.banking import autobank
-from harnesslink_core.harnesses import claude_code
+from harnesslink_core.harnesses.claude_code import reader as claude_code
 from harnesslink_core.paths import locations
 slow = sys.argv[1]
 real_read = claude_code.read

@@ -42,7 +42,7 @@ def test_off_file_in_a_parent_keeps_the_tree_out_and_the_transcript_unread(locs,
     _session(isolated_home, open_proj, "s-open", ["Fix the docs build"])
 
     read_paths = []
-    from harnesslink_core.harnesses import claude_code
+    from harnesslink_core.harnesses.claude_code import reader as claude_code
 
     real_read = claude_code.read
 

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harnesslink_core.harnesses import antigravity
+from harnesslink_core.harnesses.antigravity import reader as antigravity
 from harnesslink_core.model import Turn
 
 BIG = 1 << 40

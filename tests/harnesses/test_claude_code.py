@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harnesslink_core.harnesses import claude_code
+from harnesslink_core.harnesses.claude_code import reader as claude_code
 from harnesslink_core.paths import locations
 from tests.conftest import FIXTURES
 

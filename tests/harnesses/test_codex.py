@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harnesslink_core.harnesses import codex
+from harnesslink_core.harnesses.codex import reader as codex
 from harnesslink_core.model import Reading, Turn
 from harnesslink_core.paths import locations
 from tests.conftest import FIXTURES as SHARED_FIXTURES

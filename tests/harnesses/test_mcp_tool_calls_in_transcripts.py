@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from harnesslink_core.banking import autobank
-from harnesslink_core.harnesses import claude_code, codex, omp, pi
+from harnesslink_core.harnesses.claude_code import reader as claude_code
+from harnesslink_core.harnesses.codex import reader as codex
+from harnesslink_core.harnesses.omp import reader as omp
+from harnesslink_core.harnesses.pi import reader as pi
 from harnesslink_core.harnesses.base import our_tool
 from harnesslink_core.paths import locations
 from tests.claude_builder import ClaudeSession

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harnesslink_core.clock import iso
-from harnesslink_core.harnesses import omp
+from harnesslink_core.harnesses.omp import reader as omp
 from harnesslink_core.paths import locations
 
 from .test_pi import BIG, OMP_LARGE, T0, Session, check_generated, generated_expectations, read_all

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harnesslink_core.clock import iso
-from harnesslink_core.harnesses import omp, pi
+from harnesslink_core.harnesses.omp import reader as omp
+from harnesslink_core.harnesses.pi import reader as pi
 from harnesslink_core.harnesses.base import INJECTED_TAG
 from harnesslink_core.paths import locations
 from tests.conftest import FIXTURES as SHARED_FIXTURES

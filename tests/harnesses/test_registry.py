@@ -16,7 +16,7 @@ from harnesslink_core.paths import locations
 from harnesslink_core.sessions import base as sessions
 from harnesslink_core.sessions.base import SessionSource
 from harnesslink_core.wiring.base import Wiring
-from harnesslink_core.wiring.registry import WIRINGS
+from harnesslink_core.wiring.installer import WIRINGS
 
 
 def test_the_lists_that_cannot_import_the_registry_spell_out_its_ids() -> None:
@@ -82,7 +82,8 @@ def test_the_registry_imports_no_reader_until_one_is_asked_for() -> None:
             "print(sorted(m for m in set(sys.modules) - before if m.startswith('harnesslink_core.harnesses.')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["['harnesslink_core.harnesses.registry']",
-                   "['harnesslink_core.harnesses.base', 'harnesslink_core.harnesses.pi', 'harnesslink_core.harnesses.pi_family']"]
+                   "['harnesslink_core.harnesses.base', 'harnesslink_core.harnesses.pi', 'harnesslink_core.harnesses.pi.reader', "
+                   "'harnesslink_core.harnesses.pi_family', 'harnesslink_core.harnesses.pi_family.reader']"]
 
 
 def assert_satisfies(adapter: object, protocol: type) -> None:

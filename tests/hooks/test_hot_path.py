@@ -26,7 +26,7 @@ HEAVY = {
     "harnesslink_core.store.entries", "harnesslink_core.clock", "harnesslink_core.config", "harnesslink_core.store.bank",
     "functools", "collections",  # what _sqlite3 would import, but for harnesslink_core.fastsqlite
     "numpy", "onnxruntime", "onnx", "tokenizers", "socket", "selectors",  # the resident encoder's, never a hook's
-    "harnesslink_core.recall.encoder",
+    "harnesslink_core.recall.encoder", "harnesslink_core.recall.nearby",
 }
 CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.banking", "harnesslink_core.banking.background",
         "harnesslink_core.log", "harnesslink_core.wirejson", "harnesslink_core.safefile",
@@ -35,7 +35,7 @@ CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.banking"
 DECIDE = {"harnesslink_core.store", "harnesslink_core.store.scope", "harnesslink_core.store.identity", "harnesslink_core.recall", "harnesslink_core.recall.terms",
           "harnesslink_core.recall.lexicon", "harnesslink_core.recall.tokens", "harnesslink_core.control",
           "harnesslink_core.control.exclusion"}
-SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.errors", "harnesslink_core.recall.index", "harnesslink_core.recall.query", "harnesslink_core.recall.matches",
+SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.errors", "harnesslink_core.recall.index", "harnesslink_core.recall.columns", "harnesslink_core.recall.query", "harnesslink_core.recall.matches",
           "harnesslink_core.recall.candidates", "harnesslink_core.recall.decide",
           "harnesslink_core.recall.framing", "harnesslink_core.store.injected", "harnesslink_core.recall.fingerprint",
           "harnesslink_core.store.trust", "math", "_blake2", "_functools",
@@ -164,6 +164,7 @@ def test_session_start_imports_only_the_brief(world, harness):
 # pathlib, filelock and with it logging), but not what no pass needs.
 PASS_NEVER = {"argparse", "subprocess", "email", "http", "asyncio", "ssl", "json.tool", "unittest",
               "harnesslink_core.recall.matches", "harnesslink_core.recall.brief", "harnesslink_core.wiring"}
+HARNESS_ROLES_NEVER = (".sessions", ".wiring", ".plugin")  # of a harness's folder, the pass may import only its reader
 
 
 @pytest.mark.parametrize("event", ["stop", "pre-compact"])
@@ -174,7 +175,8 @@ def test_stop_and_pre_compact_import_the_pass_but_nothing_it_does_not_use(world,
                                payload={"session_id": "s", "cwd": SHOP, "transcript_path": str(transcript)})
     modules = answered | after
     assert "harnesslink_core.banking.autobank" in modules
-    never = {m for m in modules if m in PASS_NEVER or any(m.startswith(n + ".") for n in PASS_NEVER)}
+    never = {m for m in modules if m in PASS_NEVER or any(m.startswith(n + ".") for n in PASS_NEVER)
+             or m.startswith("harnesslink_core.harnesses.") and m.endswith(HARNESS_ROLES_NEVER)}
     assert not never, sorted(never)
 
 

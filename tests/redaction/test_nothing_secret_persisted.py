@@ -20,7 +20,7 @@ from harnesslink_core.banking import autobank
 from harnesslink_core.commands import resume
 from harnesslink_core.control import forget
 from harnesslink_core.redact import OWN_KINDS
-from harnesslink_core.sessions import claude_code as claude_sessions
+from harnesslink_core.harnesses.claude_code import sessions as claude_sessions
 from harnesslink_core.store.ledger import open_ledger
 from tests.test_all_harnesses import GENERATED, HOMES
 

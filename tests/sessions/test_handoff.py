@@ -14,8 +14,8 @@ import pytest
 
 from harnesslink_core import hooks
 from harnesslink_core.commands import resume
-from harnesslink_core.sessions import claude_code as claude_sessions
-from harnesslink_core.sessions import codex as codex_sessions
+from harnesslink_core.harnesses.claude_code import sessions as claude_sessions
+from harnesslink_core.harnesses.codex import sessions as codex_sessions
 from harnesslink_core.sessions import handoff, handoff_build
 from tests.claude_builder import ClaudeSession
 from tests.memory_helpers import REPO, write_entry

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from harnesslink_core.sessions import base as sessions
-from harnesslink_core.sessions import claude_code, codex, pi_family
+from harnesslink_core.harnesses.claude_code import sessions as claude_code
+from harnesslink_core.harnesses.codex import sessions as codex
+from harnesslink_core.harnesses.pi_family import sessions as pi_family
 from tests.conftest import FIXTURES
 from tests.session_builders import ClaudeWriter, CodexWriter, PiWriter
 

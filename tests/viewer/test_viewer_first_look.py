@@ -21,7 +21,7 @@ import pytest
 
 from harnesslink_core.store import identity
 from harnesslink_core.store.scope import project_slug
-from harnesslink_core.wiring import claude_plugin
+from harnesslink_core.harnesses.claude_code import plugin as claude_plugin
 from memory_helpers import REPO, eventually, make_env, make_locs, write_entry
 from viewer.test_view import BROWSER_FLAGS, CHROMIUM, start_view
 

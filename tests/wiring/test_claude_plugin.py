@@ -1,4 +1,4 @@
-"""The Claude Code plugin (plugins/harnesslink, harnesslink_core/wiring/claude_plugin.py) without the CLI:
+"""The Claude Code plugin (plugins/harnesslink, harnesslink_core/harnesses/claude_code/plugin.py) without the CLI:
 its manifest says what install.py wires, install.py's wiring wins, a hook never waits past its bound, and a
 ready private venv is what every hook and the server run. tests/e2e/test_claude_plugin.py drives the real CLI."""
 
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from harnesslink_core import __version__
-from harnesslink_core.wiring import claude_plugin, hooks_json
+from harnesslink_core.harnesses.claude_code import plugin as claude_plugin
+from harnesslink_core.wiring import hooks_json
 
 from .conftest import World
 
@@ -128,7 +129,7 @@ def stub_root(tmp_path: Path) -> Path:
         "    time.sleep(2)\n"
         "else:\n"
         f"    sys.path.insert(0, {str(REPO)!r})\n"
-        "    from harnesslink_core.wiring.claude_plugin import main\n"
+        "    from harnesslink_core.harnesses.claude_code.plugin import main\n"
         "    raise SystemExit(main())\n")
     return root
 
@@ -172,15 +173,15 @@ def test_a_stale_venv_keeps_serving_while_the_new_one_is_made(world: World, tmp_
 
 def test_a_hook_call_imports_what_it_needs_and_no_more(tmp_path: Path) -> None:
     """The launcher is paid on every hook call, before the hook itself: the standard library (not even json, re,
-    pathlib or subprocess while the venv is ready) and three modules of ours. -S: no site-packages either."""
+    pathlib or subprocess while the venv is ready) and four modules of ours (two of them empty packages). -S: no site-packages either."""
     fake_venv(tmp_path / "data")
     code = (f"import sys, os; sys.path.insert(0, {str(ROOT)!r})\n"
-            "from harnesslink_core.wiring import claude_plugin\n"
+            "from harnesslink_core.harnesses.claude_code import plugin as claude_plugin\n"
             "os.execv = lambda exe, argv: print(sorted(m for m in sys.modules if m.startswith('harnesslink_core')\n"
             "    or m in ('json', 're', 'pathlib', 'subprocess', 'typing')))\n"
             "claude_plugin.main(['hook', 'user-prompt-submit'])\n")
     env = {"HOME": str(tmp_path), "CLAUDE_PLUGIN_ROOT": str(ROOT), "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")}
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == str(["harnesslink_core", "harnesslink_core.paths", "harnesslink_core.wiring",
-                               "harnesslink_core.wiring.claude_plugin"]) + "\n"
+    assert done.stdout == str(["harnesslink_core", "harnesslink_core.harnesses", "harnesslink_core.harnesses.claude_code",
+                               "harnesslink_core.harnesses.claude_code.plugin", "harnesslink_core.paths"]) + "\n"

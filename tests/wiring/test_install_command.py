@@ -7,8 +7,11 @@ import json
 import pytest
 import yaml
 
-from harnesslink_core.wiring import claude_code, codex, installer
-from harnesslink_core.wiring.pi_family import OMP, PI
+from harnesslink_core.harnesses.claude_code import wiring as claude_code
+from harnesslink_core.harnesses.codex import wiring as codex
+from harnesslink_core.harnesses.omp.wiring import OMP
+from harnesslink_core.harnesses.pi.wiring import PI
+from harnesslink_core.wiring import installer
 
 from .conftest import World
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harnesslink_core.wiring import claude_code, codex
+from harnesslink_core.harnesses.claude_code import wiring as claude_code
+from harnesslink_core.harnesses.codex import wiring as codex
 from harnesslink_core.wiring.files import backup_path
 
 from .conftest import World

@@ -9,9 +9,12 @@ import tomllib
 
 import pytest
 
-from harnesslink_core.wiring import claude_code, codex, mcp
+from harnesslink_core.harnesses.claude_code import wiring as claude_code
+from harnesslink_core.harnesses.codex import wiring as codex
+from harnesslink_core.harnesses.omp.wiring import OMP
+from harnesslink_core.harnesses.pi.wiring import PI
+from harnesslink_core.wiring import mcp
 from harnesslink_core.wiring.files import backup_path
-from harnesslink_core.wiring.pi_family import OMP, PI
 
 from .conftest import World
 

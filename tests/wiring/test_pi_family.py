@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from harnesslink_core.wiring.pi_family import OMP, PI, is_our_extension, render
+from harnesslink_core.harnesses.omp.wiring import OMP
+from harnesslink_core.harnesses.pi.wiring import PI
+from harnesslink_core.harnesses.pi_family.wiring import is_our_extension, render
 
 from .conftest import World
 

@@ -83,7 +83,7 @@ def test_the_repacked_wheel_carries_the_package_data_and_entry_points(tool: Path
     done = run([str(tool / "python"), "-c", code, str(copy)], {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     names = set(zipfile.ZipFile(copy).namelist())
-    for needed in ("harnesslink_core/wiring/extension.ts", "harnesslink_core/data/related.txt",
+    for needed in ("harnesslink_core/harnesses/pi_family/extension.ts", "harnesslink_core/data/related.txt",
                    "harnesslink_core/data/secrets/gitleaks_rules.json", "harnesslink_core/hooks.py"):
         assert needed in names
     info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/entry_points.txt"))

@@ -1,15 +1,15 @@
 """Claude Code: four command hooks in the user's settings.json (research/claude-code.md §1),
-and the memory tools' MCP server (`mcp.py`)."""
+and the memory tools' MCP server (`wiring/mcp.py`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..harnesses import claude_code as reader
-from ..paths import Locations
-from . import hooks_json, mcp
-from .base import detect_by
-from .files import FileChange, backup_path, read_bytes
+from . import reader
+from ...paths import Locations
+from ...wiring import hooks_json, mcp
+from ...wiring.base import detect_by
+from ...wiring.files import FileChange, backup_path, read_bytes
 
 NAME = reader.NAME
 home = reader.home

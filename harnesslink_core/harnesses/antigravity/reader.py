@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ..clock import iso, parse_iso
-from ..model import Reading, Turn
-from ..paths import Locations
-from .base import LongLine, blake2b, decode, iter_lines, strip_injected
+from ...clock import iso, parse_iso
+from ...model import Reading, Turn
+from ...paths import Locations
+from ..base import LongLine, blake2b, decode, iter_lines, strip_injected
 
 NAME = "antigravity"
 

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..harnesses import claude_code as reader
-from ..paths import Locations
-from .base import Estimate, Session, estimate_from_tail, head_records, number, one_line, tokens_of
+from . import reader
+from ...paths import Locations
+from ...sessions.base import Estimate, Session, estimate_from_tail, head_records, number, one_line, tokens_of
 
 NAME = reader.NAME
 EXECUTABLE = "claude"

@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import __version__
-from ..paths import Locations, locations
+from ... import __version__
+from ...paths import Locations, locations
 
 TYPE_CHECKING = False  # a hook call imports neither typing nor pathlib, re, json or subprocess when it can help it
 if TYPE_CHECKING:
@@ -140,8 +140,8 @@ def holds_our_hooks(path: str, harness: str) -> bool:
         return False
     import json
 
-    from .hook_command import is_ours
-    from .hooks_json import unmerge
+    from ...wiring.hook_command import is_ours
+    from ...wiring.hooks_json import unmerge
 
     try:
         settings = json.loads(text)
@@ -156,7 +156,7 @@ def holds_our_hooks(path: str, harness: str) -> bool:
 def install_py_server_present(locs: Locations) -> bool:
     import json
 
-    from .mcp import SERVER, claude_json, is_our_server
+    from ...wiring.mcp import SERVER, claude_json, is_our_server
 
     try:
         config = json.loads(claude_json(locs).read_text(encoding="utf-8"))
@@ -196,7 +196,7 @@ def _not_ready(plugin: Plugin) -> str:
 def _failures(plugin: Plugin) -> tuple[int, float]:
     """(setups failed in a row, when the last one failed); (0, 0.0) when the last one did not, or when
     the record is anything but a regular file (never opened: a FIFO there would hold the hook)."""
-    from ..safefile import open_regular
+    from ...safefile import open_regular
 
     fd = open_regular(plugin.failed)
     if fd is None:
@@ -251,9 +251,9 @@ def setup(plugin: Plugin, env: dict[str, str]) -> int:
     import time
     from pathlib import Path
 
-    from ..errors import EnvironmentFailed
-    from . import environment
-    from .files import atomic_write
+    from ...errors import EnvironmentFailed
+    from ...wiring import environment
+    from ...wiring.files import atomic_write
 
     os.makedirs(plugin.data, exist_ok=True)
     with open(plugin.lock, "a") as lock:
@@ -289,7 +289,7 @@ def first_run(plugin: Plugin, locs: Locations, env: dict[str, str]) -> int:
     """Inside the new venv (its dependencies at hand): what install.py does once the hooks are wired."""
     from pathlib import Path
 
-    from . import environment, installer
+    from ...wiring import environment, installer
 
     built = environment.Environment(Path(plugin.venv), Path(plugin.exe("python")))
     print(installer.turn_on_autobank(built, [plugin.harness], env), flush=True)

@@ -13,7 +13,7 @@ the same files would be read twice and every turn banked under two harness names
 The folder name encodes the cwd lossily (home-relative since 2026-02); the reader
 takes the cwd from the session header inside the file, never from the folder.
 Subagent transcripts (`<session>/<agent>.jsonl`) are not listed. The file format and
-the reader are shared with pi in `pi_family.py`.
+the reader are shared with pi in `pi_family/reader.py`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..model import Reading
-from ..paths import Locations
-from . import pi_family
-from .base import LongLine, all_readable
+from ...model import Reading
+from ...paths import Locations
+from ..pi_family import reader as pi_family
+from ..base import LongLine, all_readable
 
 NAME = "omp"
 unreadable = all_readable

@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..clock import parse_iso
-from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
-from ..paths import Locations
-from .base import (LongLine, decode, is_injected, iter_lines, loads, normalise_tool, our_tool, scan_files,
+from ...clock import parse_iso
+from ...model import Action, Reading, SessionInfo, StateUpdate, Turn
+from ...paths import Locations
+from ..base import (LongLine, decode, is_injected, iter_lines, loads, normalise_tool, our_tool, scan_files,
                    strip_injected, text_of)
 
 NAME = "codex"

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..harnesses import pi as reader
-from ..paths import Locations
-from . import pi_family
-from .base import Session
-from .pi_family import id_from_name  # noqa: F401 - part of this module's interface
+from . import reader
+from ...paths import Locations
+from ..pi_family import sessions as pi_family
+from ...sessions.base import Session
+from ..pi_family.sessions import id_from_name  # noqa: F401 - part of this module's interface
 
 NAME = reader.NAME
 EXECUTABLE = "pi"

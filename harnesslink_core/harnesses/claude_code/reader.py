@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..clock import parse_iso
-from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
-from ..paths import Locations
-from .base import (LongLine, all_readable, blake2b, decode, is_injected, iter_lines, normalise_tool, strip_injected,
+from ...clock import parse_iso
+from ...model import Action, Reading, SessionInfo, StateUpdate, Turn
+from ...paths import Locations
+from ..base import (LongLine, all_readable, blake2b, decode, is_injected, iter_lines, normalise_tool, strip_injected,
                    text_of)
 
 NAME = "claude-code"

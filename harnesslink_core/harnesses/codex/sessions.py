@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..harnesses import codex as reader
-from ..paths import Locations
-from .base import (
+from . import reader
+from ...paths import Locations
+from ...sessions.base import (
     Estimate,
     Session,
     estimate_from_tail,

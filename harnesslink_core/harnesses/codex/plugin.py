@@ -3,7 +3,7 @@
 `codex plugin marketplace add <checkout or git>` and `codex plugin add harnesslink@harnesslink` wire nothing in
 the user's files: .codex-plugin/plugin.json names the four hooks (hooks/codex.json) and the MCP server, each a
 call of launch.py with `codex` first, which comes here. It works as the Claude Code plugin does
-(claude_plugin.py: a private venv made in the background by the first call, a hook that waits no longer than
+(claude_code/plugin.py: a private venv made in the background by the first call, a hook that waits no longer than
 its timeout allows, install.py's wiring wins), with what Codex does differently:
 
 - Codex copies the plugin into its cache without the links to the package, so launch.py finds the package in
@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 import sys
 
-from ..paths import Locations, locations
-from .claude_plugin import Plugin, dispatch, holds_our_hooks
+from ...paths import Locations, locations
+from ..claude_code.plugin import Plugin, dispatch, holds_our_hooks
 
 HARNESS = "codex"
 PLUGIN_ID = "harnesslink@harnesslink"  # <plugin>@<marketplace>, as marketplace.json names both
@@ -58,8 +58,8 @@ def install_py_hooks_present(locs: Locations) -> bool:
 
 
 def install_py_server_present(locs: Locations) -> bool:
-    from ..safefile import read_regular_text
-    from .mcp import BLOCK_START
+    from ...safefile import read_regular_text
+    from ...wiring.mcp import BLOCK_START
 
     text = read_regular_text(os.path.join(codex_home(locs), "config.toml"), 8 << 20)
     return text is not None and BLOCK_START in text

@@ -1,7 +1,7 @@
 """pi (badlogic/pi-mono, `@mariozechner/pi-coding-agent`): sessions under
 `$PI_CODING_AGENT_DIR` (default `~/.pi/agent`) in `sessions/--<cwd>--/<ts>_<id>.jsonl`.
 
-The file format and the reader are shared with omp in `pi_family.py`.
+The file format and the reader are shared with omp in `pi_family/reader.py`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..model import Reading
-from ..paths import Locations
-from . import pi_family
-from .base import LongLine, all_readable
+from ...model import Reading
+from ...paths import Locations
+from ..pi_family import reader as pi_family
+from ..base import LongLine, all_readable
 
 NAME = "pi"
 unreadable = all_readable

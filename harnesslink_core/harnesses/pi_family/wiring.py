@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..errors import Refused
-from ..harnesses import omp, pi
-from ..paths import Locations
-from . import mcp
-from .base import detect_by
-from .files import FileChange, check_writable, read_bytes
+from ...errors import Refused
+from ...paths import Locations
+from ...wiring import mcp
+from ...wiring.base import detect_by
+from ...wiring.files import FileChange, check_writable, read_bytes
 
 EXTENSION_NAME = "harnesslink.ts"
 MARKER = b"// harnesslink-extension v1:"
@@ -47,7 +46,7 @@ def render(hook_exe: Path, harness: str, tools: bool = True) -> bytes:
 def native_tools() -> list[dict]:
     """The memory tools as the extension registers them (pi has no MCP; omp would hide MCP tools
     behind its xd:// device): the same names, descriptions and schemas as `harnesslink mcp`."""
-    from ..memory_tools import listing
+    from ...memory_tools import listing
 
     return [{"name": t["name"], "label": t["title"], "description": t["description"],
              "parameters": t["inputSchema"], "readOnly": t["annotations"]["readOnlyHint"]} for t in listing()]
@@ -97,6 +96,3 @@ class PiFamily:
             return [f"start a new {self.NAME} session to load the extension (a running one keeps its old extensions)"]
         return []
 
-
-PI = PiFamily(NAME=pi.NAME, home=pi.home, detect_env="PI_CODING_AGENT_DIR", command_name="pi")
-OMP = PiFamily(NAME=omp.NAME, home=omp.home, detect_env=None, command_name="omp")

@@ -51,9 +51,9 @@ from typing import Any
 
 import orjson
 
-from ..clock import parse_iso
-from ..model import Action, Reading, SessionInfo, StateUpdate, Turn
-from .base import LongLine, blake2b, decode, iter_lines, normalise_tool, our_tool, scan_files, strip_injected, text_of
+from ...clock import parse_iso
+from ...model import Action, Reading, SessionInfo, StateUpdate, Turn
+from ..base import LongLine, blake2b, decode, iter_lines, normalise_tool, our_tool, scan_files, strip_injected, text_of
 
 # Folders that sit beside the per-cwd session folders or inside them and never
 # hold top-level sessions (nicobailon/pi-subagents).

@@ -1,0 +1,2 @@
+"""pi: reader.py (sessions), sessions.py (listing, resume), wiring.py (the extension), each the pi family's
+(pi_family/) at pi's folders. Nothing is imported here."""
