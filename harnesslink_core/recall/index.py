@@ -41,6 +41,7 @@ from ..errors import IndexBehind, IndexCorrupt, IndexUnavailable
 from ..fastsqlite import NotARegularFile, Transaction, connect as connect_file, sqlite3  # the C module alone
 from ..paths import Locations
 from ..safefile import tree_folder
+from .columns import COLUMNS, actions_digest, computed_columns, scope_token  # scope_token, computed_columns: index's too
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
 if TYPE_CHECKING:
@@ -57,13 +58,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 9
 RACY_SECONDS = 2.0
 REBUILD_MARKER_STALE = 600.0  # a rebuild marker older than this is taken over
-ACTIONS_DIGEST_CHARS = 2000
 FILL_PER_REFRESH = 32  # vectors one refresh makes (what a hook's pass banked); a backlog is the background's
-
-KEYS_SCAN_CHARS = 8000  # of the result, for identifiers' other spellings (`detail_keys`)
-
-# title, tags, prompt, actions, result, derived keys of title+prompt and of actions+result, scope (a filter)
-COLUMNS = ("title", "tags", "prompt", "actions", "result", "keys", "detail_keys", "scope")
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS docs (
@@ -443,47 +438,6 @@ def _insert_doc(conn: sqlite3.Connection, file: str, slug: str, rel: str, mtime:
          scope_token(slug)),
     )
     return True
-
-
-def computed_columns(title: str, prompt: str, actions: str, result: str) -> tuple[str, str, str]:
-    """What the index computes from an entry's text: its fingerprint (`docs.sketch`) and the derived keys of
-    its title and prompt (`keys`) and of its actions and result (`detail_keys`). A writer may make them while
-    its files sync, and hand them to `refresh` with the entry."""
-    from .fingerprint import sketch
-    from .terms import is_filler
-    from .tokens import derived_keys
-
-    is_word = lambda word: not is_filler(word)
-    return (sketch(prompt, result), derived_keys(f"{title}\n{prompt}", is_word),
-            derived_keys(f"{actions_digest(actions)}\n{result[:KEYS_SCAN_CHARS]}", is_word))
-
-
-def scope_token(slug: str) -> str:
-    """The project as one FTS5 token: digits only, so neither the tokenizer (which would split
-    `--home-me-web--` into words, and `web` would then match `web-frontend`) nor the porter
-    stemmer (which leaves digits alone) can make two projects' tokens meet."""
-    try:
-        from _blake2 import blake2b  # hashlib itself loads OpenSSL: ~2 ms on the prompt hook's path
-    except ImportError:  # not CPython
-        from hashlib import blake2b
-
-    return str(int.from_bytes(blake2b(slug.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big"))
-
-
-def actions_digest(actions: str) -> str:
-    """The step log, shortened: each action's tool and the start of its input."""
-    lines = []
-    total = 0
-    for line in actions.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        line = line[:200]
-        total += len(line) + 1
-        if total > ACTIONS_DIGEST_CHARS:
-            break
-        lines.append(line)
-    return "\n".join(lines)
 
 
 def rebuild(locs: Locations, *, progress: Callable[[str, int, int], None] | None = None) -> int:

@@ -12,7 +12,7 @@ This module is on the prompt hook's path: stdlib only, no dataclasses.
 from __future__ import annotations
 
 from ..fastsqlite import sqlite3
-from .index import COLUMNS, scope_token
+from .columns import COLUMNS, scope_token
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
 if TYPE_CHECKING:
