@@ -35,6 +35,7 @@ from .. import config
 from ..paths import Locations, locations
 from ..safefile import read_regular_text
 from . import encoder_client as client
+from .nearby import MOST, Nearby
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "encoder"
 CHECK_SECONDS = 60.0
@@ -117,6 +118,7 @@ class Server:
         self.selector = selectors.DefaultSelector()
         self.clients: dict[int, _Client] = {}
         self.stopping = ""
+        self.nearby: Nearby | None = None  # the index's entry vectors, read when a request first asks
 
     def run(self) -> str:
         """Serve until a reason to stop; that reason."""
@@ -124,6 +126,8 @@ class Server:
         self.selector.register(self.listener, selectors.EVENT_READ)
         next_check = time.monotonic() + CHECK_SECONDS
         while not self.stopping:
+            if self.nearby is None and not self.clients:
+                self._load_nearby()  # at the start, not in the first prompt's answer
             now = time.monotonic()
             if not self.clients and now - self.last_request >= self.idle_seconds:
                 return f"idle for {self.idle_seconds:g} s"
@@ -138,7 +142,25 @@ class Server:
                 else:
                     self._serve(key.fd, events)
             self._drop_late()
+            if self.nearby is not None and not self.clients:
+                self._reload_nearby()
         return self.stopping
+
+    def _load_nearby(self) -> None:
+        try:
+            self.nearby = Nearby(str(self.locs.index_file))
+            self.nearby.reload()
+        except Exception as exc:  # noqa: BLE001 - a request that asks reads them
+            note(f"reading the entry vectors failed: {type(exc).__name__}")
+            self.nearby = None
+
+    def _reload_nearby(self) -> None:
+        """The index's vectors read again after the answer that found them changed, not before it."""
+        try:
+            self.nearby.reload_if_due()
+        except Exception as exc:  # noqa: BLE001 - the next request that asks reads them again
+            note(f"reading the entry vectors failed: {type(exc).__name__}")
+            self.nearby = None
 
     def _reason_to_exit(self) -> str:
         try:
@@ -234,7 +256,33 @@ class Server:
             return {"ok": False, "error": "encode failed", "stamp": self.stamp}, b""
         self.requests += 1
         self.last_request = time.monotonic()
-        return {"ok": True, "stamp": self.stamp, "count": len(texts), "dims": client.DIMS}, body
+        header = {"ok": True, "stamp": self.stamp, "count": len(texts), "dims": client.DIMS}
+        if texts and isinstance(request.get("nearest"), dict):
+            header.update(self.nearest(body, request["nearest"]))
+        return header, body
+
+    def nearest(self, body: bytes, asked: dict) -> dict:
+        """The entries of the index nearest the first text (`nearby.Nearby`), for an encode request that
+        asks: `{"nearest": [[doc id, cosine], ...], "in_scope": n}`, or nothing when it cannot be had."""
+        projects, limit = asked.get("projects"), asked.get("limit")
+        if (not isinstance(projects, list) or not 0 < len(projects) <= MAX_TEXTS
+                or not all(isinstance(p, str) for p in projects) or type(limit) is not int):
+            return {}
+        try:
+            if self.nearby is None:
+                self.nearby = Nearby(str(self.locs.index_file))
+            vector = self.model_vector(body)
+            found = self.nearby.nearest(vector, projects, min(max(limit, 0), MOST))
+            return {"nearest": [[doc_id, round(cosine, 5)] for doc_id, cosine in found],
+                    "in_scope": self.nearby.in_scope(projects)}
+        except Exception as exc:  # noqa: BLE001 - the vector still goes back; the prompt's text stays out of the log
+            note(f"a nearest search failed: {type(exc).__name__}")
+            return {}
+
+    def model_vector(self, body: bytes):
+        import numpy
+
+        return numpy.frombuffer(body, dtype="=f4", count=client.DIMS)
 
     def status(self) -> dict:
         return {"model": self.model.name, "stamp": self.stamp, "pid": os.getpid(), "rss_bytes": rss_bytes(),

@@ -12,7 +12,11 @@ through wirejson.
 
 The protocol, one request per connection: a 4-byte big-endian length and that many bytes of a JSON
 object, `{"op": "encode" | "status" | "stop", "stamp": ..., "texts": [...]}`; the answer is framed the
-same way, and for `encode` followed by exactly count × DIMS float32 values (native byte order).
+same way, and for `encode` followed by exactly count × DIMS float32 values (native byte order). An
+encode request may add `"nearest": {"projects": [...], "limit": N}`: its answer then names, under
+`"nearest"`, the N entries of the server's own index in those projects closest to the first text,
+`[[doc id, cosine], ...]` best first (recall/nearby.py), and under `"in_scope"` how many entry vectors
+those projects hold.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import time
 from .. import __version__, wirejson
 from ..safefile import read_regular
 
-PROTOCOL = 1
+PROTOCOL = 2
 DIMS = 384
 SOCKET_NAME = "sock"
 LOCK_NAME = "lock"
@@ -66,7 +70,9 @@ class Encoding:
     """One encode request, sent at once and read when wanted (`vectors`), so that the asker works in
     the meantime; the deadline runs from the send. Never raises; `why` says what went wrong, if anything."""
 
-    def __init__(self, locs, texts: list[str], deadline_ms: float) -> None:
+    def __init__(self, locs, texts: list[str], deadline_ms: float, *, nearest: list[str] | None = None,
+                 limit: int = 0) -> None:
+        """`nearest`: the projects whose entries closest to the first text the answer names too (`limit` of them)."""
         self.started = time.monotonic()
         self.end = self.started + deadline_ms / 1000
         self.deadline_ms = deadline_ms
@@ -74,11 +80,16 @@ class Encoding:
         self.why = ""
         self.took_ms: float | None = None
         self._vectors: list[list[float]] | None = None
+        self._nearest: list[tuple[int, float]] | None = None
+        self.in_scope = 0
         self._sent: tuple[_socket.socket, int | None] | None = None
         try:
             texts = [str(t) for t in texts]
             self.count = len(texts)
-            self._sent = send(locs, {"op": "encode", "texts": wirejson.without_lone_surrogates(texts)}, self.end)
+            request: dict = {"op": "encode", "texts": wirejson.without_lone_surrogates(texts)}
+            if nearest and limit > 0:
+                request["nearest"] = {"projects": [str(p) for p in nearest], "limit": int(limit)}
+            self._sent = send(locs, request, self.end)
             if self._sent is None:
                 self.why = "no encoder at the socket"
         except Exception:  # noqa: BLE001 - whatever happens, the asker goes on without vectors
@@ -100,10 +111,18 @@ class Encoding:
             floats = memoryview(answer[1]).cast("f")
             # typeshed's tolist says list[int] whatever the format; typing.cast would cost the prompt hook's path
             self._vectors = [floats[i * DIMS:(i + 1) * DIMS].tolist() for i in range(self.count)]  # type: ignore[misc]
+            self._nearest = _pairs(answer[0].get("nearest"))
+            in_scope = answer[0].get("in_scope")
+            self.in_scope = in_scope if isinstance(in_scope, int) and in_scope >= 0 else 0
             self.took_ms = (time.monotonic() - self.started) * 1000
         except Exception:  # noqa: BLE001
             self.why = "a broken answer"
         return self._vectors
+
+    def nearest(self) -> list[tuple[int, float]] | None:
+        """The entries closest to the first text, (doc id, cosine) best first, when asked for and answered in
+        time (waits as `vectors` does); None otherwise."""
+        return self._nearest if self.vectors() is not None else None
 
     @property
     def absent(self) -> bool:
@@ -115,6 +134,19 @@ class Encoding:
         if self._sent is not None:
             _close(*self._sent)
             self._sent = None
+
+
+def _pairs(found) -> list[tuple[int, float]] | None:
+    """The answer's `nearest`, checked: a list of [int, number] pairs, or None."""
+    if not isinstance(found, list):
+        return None
+    pairs = []
+    for pair in found:
+        if (not isinstance(pair, list) or len(pair) != 2 or type(pair[0]) is not int
+                or not isinstance(pair[1], (int, float)) or isinstance(pair[1], bool)):
+            return None
+        pairs.append((pair[0], float(pair[1])))
+    return pairs
 
 
 def status(locs, deadline_ms: float = 500) -> dict | None:
