@@ -84,7 +84,7 @@ class Case:
 
 
 def interleaved(cases: dict[str, Case], runs: int, baseline: str) -> dict:
-    """Each case `runs` times, round-robin; medians, p95 and ratios to the `baseline` case's median."""
+    """Each case `runs` times, round-robin; min, median, p95, max and ratios to the `baseline` case's median."""
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for case in cases.values():  # one untimed run each: caches warm, as on a machine in use
         case.run()
@@ -92,7 +92,7 @@ def interleaved(cases: dict[str, Case], runs: int, baseline: str) -> dict:
         for name, case in cases.items():
             samples[name].append(case.run())
     base = statistics.median(samples[baseline])
-    return {name: {"median_ms": round(statistics.median(v), 1), "p95_ms": round(pct(v, 0.95), 1),
+    return {name: {"min_ms": round(min(v), 1), "median_ms": round(statistics.median(v), 1), "p95_ms": round(pct(v, 0.95), 1),
                    "max_ms": round(max(v), 1), "x": round(statistics.median(v) / base, 2)}
             for name, v in samples.items()}
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import log, wirejson
+from . import WIRED_HARNESS_IDS, log, wirejson
 from .banking import background
 
 EVENTS = {
@@ -38,13 +38,12 @@ EVENTS = {
     "stop": "Stop",
     "pre-compact": "PreCompact",
 }
-# harnesses.registry.WIRED, spelled out: the prompt hook may not import harnesses/ (tests/hooks/test_hot_path.py)
-HARNESS_IDS = ("claude-code", "codex", "pi", "omp")
+# the package face's copy of harnesses.registry.WIRED: the prompt hook may not import harnesses/ (tests/hooks/test_hot_path.py)
+HARNESS_IDS = WIRED_HARNESS_IDS
+PLAIN_ANSWER = ("pi", "omp")  # our extension reads {"additionalContext"}; the others answer as Claude Code does
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024
-SESSION_START_BUDGET = 1024 * 1024  # bytes of new transcript per harness read before the brief
 ENCODER_DEADLINE_MS = 30  # from asking: past it the hook answers by the words and the static vectors
-FIRST_INDEX_ENTRIES = 50  # a bank this small is indexed by the prompt that finds no index (see _first_index)
 
 
 class Options:
@@ -93,7 +92,7 @@ def parse_args(argv: list[str]) -> Options:
 
 def answer(harness: str, event: str, context: str) -> dict:
     """The exact JSON object this harness accepts for this event."""
-    if harness in ("pi", "omp"):
+    if harness in PLAIN_ANSWER:
         return {"additionalContext": context}
     if event in CONTEXT_EVENTS and context:
         return {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
@@ -188,7 +187,7 @@ def prompt_context(ctx: Context) -> str:
     if not projects:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
-    from .recall.matches import find_matches, render
+    from .recall.matches import find_matches, in_index_as_it_is, render
     from .recall.query import foreign_paths as index_foreign_paths
     from .store.injected import Given
     from .store.trust import superseded_within
@@ -199,15 +198,14 @@ def prompt_context(ctx: Context) -> str:
     if not projects:
         ctx.notes.append("no matches: no project in scope whose trust state could be read")
         return ""
-    encoding = _ask_encoder(ctx)  # answered while the index is read
+    encoding = _ask_encoder(ctx, projects)  # answered while the index is read
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)
     try:
-        decision = _search(ctx, lambda conn: find_matches(conn, ctx.prompt, projects, words=words,
-                                                          session_id=ctx.session, already_injected=already,
-                                                          hidden=index_foreign_paths(conn, folders) | superseded,
-                                                          encoding=encoding),
-                           projects)
+        decision = in_index_as_it_is(ctx.locs, projects, lambda conn: find_matches(
+            conn, ctx.prompt, projects, words=words, session_id=ctx.session, already_injected=already,
+            hidden=index_foreign_paths(conn, folders) | superseded, encoding=encoding),
+            ctx.notes, dry_run=ctx.opts.dry_run)
     finally:
         _after_encoder(ctx, encoding)
     if decision is None:
@@ -234,12 +232,14 @@ def prompt_context(ctx: Context) -> str:
     return text
 
 
-def _ask_encoder(ctx: Context):
-    """The prompt's vector asked of the resident encoder now, read when the candidates want it, within
-    ENCODER_DEADLINE_MS of this moment (`encoder_client.Encoding`: it never raises, never waits longer)."""
+def _ask_encoder(ctx: Context, projects: list[str]):
+    """The prompt's vector asked of the resident encoder now, with the entries of `projects` nearest it, read
+    when the candidates want them, within ENCODER_DEADLINE_MS of this moment (`encoder_client.Encoding`: it
+    never raises, never waits longer)."""
+    from .recall.candidates import NEAREST_ASKED
     from .recall.encoder_client import Encoding
 
-    return Encoding(ctx.locs, [ctx.prompt], ENCODER_DEADLINE_MS)
+    return Encoding(ctx.locs, [ctx.prompt], ENCODER_DEADLINE_MS, nearest=projects, limit=NEAREST_ASKED)
 
 
 def _after_encoder(ctx: Context, encoding) -> None:
@@ -266,71 +266,6 @@ def _start_encoder(ctx: Context) -> None:
         encoder_client.ensure_started(ctx.locs)
 
 
-def _search(ctx: Context, search, projects: list[str]):
-    """`search(conn)` over the index as it is (refreshed quickly first), or None when the index cannot
-    answer now: missing, locked or corrupt. A corrupt one is deleted and rebuilt in the background."""
-    from .recall import index
-
-    try:
-        conn = index.connect(ctx.locs, create=False, busy_ms=50)
-    except index.IndexUnavailable as exc:
-        conn = _first_index(ctx, projects)
-        if conn is not None:
-            return _search_in(ctx, conn, search, projects)
-        ctx.notes.append(f"no matches: search index unavailable ({exc})")
-        if not ctx.opts.dry_run:
-            if isinstance(exc, index.IndexCorrupt):
-                ctx.log_error(f"search index unusable, rebuilding in the background: {exc}")
-            index.rebuild_in_background(ctx.locs)
-        return None
-    return _search_in(ctx, conn, search, projects)
-
-
-def _first_index(ctx: Context, projects: list[str]):
-    """No index at all yet (a first prompt after install, or after the tree was pulled onto this machine)
-    and a small bank: the index is made here (about 20 ms, once) so this prompt gets its answer; a large
-    bank is indexed in the background."""
-    from .recall import index
-
-    if ctx.opts.dry_run or os.path.exists(ctx.locs.index_path):
-        return None
-    total = 0
-    for slug in projects:
-        try:
-            total += len(os.listdir(os.path.join(ctx.locs.memories_path, slug, "bank")))
-        except OSError:
-            continue
-    if total > FIRST_INDEX_ENTRIES:
-        return None
-    try:
-        return index.connect(ctx.locs, create=True, busy_ms=50)
-    except index.IndexUnavailable:
-        return None
-
-
-def _search_in(ctx: Context, conn, search, projects: list[str]):
-    from .recall import index
-
-    try:
-        if not ctx.opts.dry_run:
-            _sync_quickly(ctx, conn, projects)
-        return search(conn)
-    except index.sqlite3.OperationalError as exc:
-        ctx.notes.append(f"no matches: search index busy ({exc})")
-        ctx.log_error(f"search index busy: {exc}")
-        return None
-    except index.sqlite3.DatabaseError as exc:
-        ctx.notes.append(f"no matches: search index corrupt ({exc})")
-        ctx.log_error(f"search index corrupt, rebuilding in the background: {exc}")
-        if not ctx.opts.dry_run:
-            conn.close()
-            index.delete_index_files(ctx.locs)
-            index.rebuild_in_background(ctx.locs)
-        return None
-    finally:
-        conn.close()
-
-
 def _joined_notes(ctx: Context, folders: dict) -> list[str]:
     from .store.identity import joined, repository_of
 
@@ -341,19 +276,6 @@ def _joined_notes(ctx: Context, folders: dict) -> list[str]:
 
 def _has_bank(locs, slug: str) -> bool:
     return os.path.isdir(os.path.join(locs.memories_path, slug, "bank"))
-
-
-def _sync_quickly(ctx: Context, conn, projects: list[str]) -> None:
-    """Index what changed since the last look, unless that is a lot: then a background job does it."""
-    from .recall import index
-
-    try:
-        index.sync(conn, ctx.locs, projects, max_changes=50)
-    except index.IndexBehind as exc:
-        ctx.notes.append(f"index behind ({exc}); refreshing in the background")
-        index.rebuild_in_background(ctx.locs, full=False)
-    except index.sqlite3.OperationalError as exc:  # locked by a writer: search it as it is
-        ctx.notes.append(f"index not refreshed ({exc})")
 
 
 def session_context(ctx: Context) -> str:
@@ -406,34 +328,31 @@ def stop(ctx: Context) -> None:
         ctx.notes.append(f"would bank the finished turn of {ctx.transcript or '(no transcript path)'}")
         return
     stopped_at = _now()
-    ctx.after_answer(lambda: _bank_finished_turn(ctx, stopped_at), "stop: banking the finished turn failed")
 
+    def bank() -> None:
+        from .banking.hook_passes import bank_finished_turn
+        from .banking.pass_state import StopSignal
 
-def _bank_finished_turn(ctx: Context, stopped_at: float) -> None:
-    """The stop hook's pass; the rest (a backlog, a pass locked out) is left to a background pass."""
-    from .banking import autobank
+        bank_finished_turn(ctx.locs, StopSignal(ctx.harness, ctx.session, ctx.transcript, stopped_at,
+                                                ctx.last_message, ctx.turn_id))
 
-    signal = autobank.StopSignal(ctx.harness, ctx.session, ctx.transcript, stopped_at, ctx.last_message,
-                                 ctx.turn_id)
-    paths = [_path(ctx.transcript)] if ctx.transcript else None
-    report = autobank.run_pass(ctx.locs, paths=paths, stop=signal, harnesses=[ctx.harness])
-    if report.locked or paths is not None or report.backlog:
-        _start_pass_if_due(ctx)
+    ctx.after_answer(bank, "stop: banking the finished turn failed")
 
 
 def pre_compact(ctx: Context) -> None:
-    """Bank what is settled and refresh this session's state file before the context is compacted.
-
-    Before the answer, unlike the stop hook's: the session-start hook that follows the compaction gives
-    the session its state file in the brief (`source: compact`), and only a pass refreshes it. The
-    harness compacts (a model call of seconds) after this hook anyway."""
+    """Bank what is settled and refresh this session's state file, once the answer is out (the harness
+    compacts only after this hook): the session-start hook after the compaction reads the transcript
+    again before its brief (`source: compact`), waiting a moment for this pass if it still runs."""
     if ctx.opts.dry_run:
         ctx.notes.append(f"would bank settled turns and refresh the state of {ctx.transcript or '(no transcript)'}")
         return
-    from .banking import autobank
 
-    paths = [_path(ctx.transcript)] if ctx.transcript else None
-    autobank.run_pass(ctx.locs, paths=paths, harnesses=[ctx.harness])
+    def bank() -> None:
+        from .banking.hook_passes import bank_before_compaction
+
+        bank_before_compaction(ctx.locs, ctx.harness, ctx.transcript)
+
+    ctx.after_answer(bank, "pre-compact: banking failed")
 
 
 HANDLERS = {"user-prompt-submit": prompt_context, "session-start": session_context, "stop": stop,
@@ -444,12 +363,6 @@ def _now() -> float:
     import time
 
     return time.time()
-
-
-def _path(text: str):
-    from pathlib import Path
-
-    return Path(os.path.expanduser(text))
 
 
 def _kept_out(ctx: Context) -> str | None:
@@ -469,16 +382,14 @@ def _start_pass_if_due(ctx: Context) -> None:
 
 
 def _run_pass(ctx: Context) -> None:
+    """Before the brief: after a compaction, the session's own transcript (its state file as it is now);
+    and a small pass when one is due (`banking.hook_passes.session_start_pass`)."""
+    own = ctx.transcript if ctx.source == "compact" else None
     try:
-        if not background.pass_due(ctx.locs):
-            return
-        from .banking import autobank
+        if own or background.pass_due(ctx.locs):
+            from .banking.hook_passes import session_start_pass
 
-        # a small budget: a session should not start late because of a backlog; the rest drains
-        # in a background pass
-        report = autobank.run_pass(ctx.locs, budget=SESSION_START_BUDGET)
-        if report.backlog:
-            background.spawn_background_pass(ctx.locs)
+            session_start_pass(ctx.locs, ctx.harness, own)
     except Exception as exc:  # noqa: BLE001
         ctx.log_error("session-start pass failed", exc)
 
@@ -645,37 +556,11 @@ def process_main(argv: list[str] | None = None) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         if deferred:
-            _leave_the_harness()
+            background.leave_the_harness()
             for work in deferred:
                 work()
     finally:
         os._exit(0)
-
-
-def _leave_the_harness() -> None:
-    """Let the harness go, and return in a process it neither waits for nor can kill: this one exits at
-    once (the harness has its answer), after its child has started the grandchild that returns here in
-    a session of its own (a harness that kills the hook's process group does not reach it), holding
-    none of the harness's pipes (a harness waits until every writer has closed them). Where there is
-    no fork, this process simply carries on."""
-    try:
-        pid = os.fork()
-    except OSError:
-        return
-    if pid:
-        try:
-            os.waitpid(pid, 0)  # the grandchild has left the group, and no longer holds the pipes
-        finally:
-            os._exit(0)
-    try:
-        os.setsid()
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        if os.fork():
-            os._exit(0)
-    except OSError:  # no second fork: this child does the work, and the harness waits for it
-        return
 
 
 def hook_script_main(event: str) -> int:

@@ -56,6 +56,13 @@ class ClaudeSession:
         return self._line(type="system", subtype="stop_hook_summary", hookCount=1, hookInfos=[], hookErrors=[],
                           preventedContinuation=False, stopReason="", hasOutput=False)
 
+    def compaction(self, trigger: str = "auto") -> str:
+        """What the CLI writes once it has compacted the conversation: the boundary, then the summary."""
+        boundary = self._line(type="system", subtype="compact_boundary", content="Conversation compacted",
+                              parentUuid=None, compactMetadata={"trigger": trigger, "preTokens": 150000})
+        return boundary + self._line(type="user", isCompactSummary=True, isVisibleInTranscriptOnly=True, message={
+            "role": "user", "content": "This session is being continued from a previous conversation."})
+
     def turn(self, prompt: str, answer: str, tools: list[tuple[str, dict]] = (), closed: bool = True) -> str:
         text = self.prompt(prompt)
         for name, tool_input in tools:

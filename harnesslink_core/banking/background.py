@@ -1,4 +1,5 @@
-"""When a hook should start a background pass, and how: cheap enough for every prompt.
+"""When a hook should start a background pass, and how: cheap enough for every prompt; and how a hook
+process leaves its harness to do the work its answer does not depend on (`leave_the_harness`).
 
 Kept apart from `autobank` so the prompt hook never imports the pass (filelock, the readers).
 """
@@ -52,3 +53,29 @@ def spawn_background_pass(locs: Locations) -> None:
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True, env=dict(locs.env),
     )
+
+
+def leave_the_harness() -> None:
+    """Let the harness go, and return in a process it neither waits for nor can kill: this one exits at
+    once (the harness has its answer), after its child has started the grandchild that returns here in
+    a session of its own (a harness that kills the hook's process group does not reach it), holding
+    none of the harness's pipes (a harness waits until every writer has closed them). Where there is
+    no fork, this process simply carries on."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid:
+        try:
+            os.waitpid(pid, 0)  # the grandchild has left the group, and no longer holds the pipes
+        finally:
+            os._exit(0)
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        if os.fork():
+            os._exit(0)
+    except OSError:  # no second fork: this child does the work, and the harness waits for it
+        return

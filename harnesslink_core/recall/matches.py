@@ -5,7 +5,9 @@
       -> the decision              `decide.decide`: pure, named features to verdicts with reasons
       -> the framed block          `render`
 
-`find_matches` runs the first three; the prompt hook renders what they chose. Before any of it:
+`find_matches` runs the first three, over the index as it is (`in_index_as_it_is`: missing, locked or
+corrupt, the prompt gets nothing and the index is made again in the background); the prompt hook renders
+what they chose. Before any of it:
 prompts starting with `/` (a command) or `!` (a shell escape) get nothing, nor those with fewer
 than two meaningful words (an identifier or a release, `2.3.1`, counts two); only this project
 and its linked projects are searched, nothing from the current session, nothing already given
@@ -16,8 +18,10 @@ characters.
 
 from __future__ import annotations
 
+import os
 import time
 
+from .. import log
 from . import candidates
 from .decide import MAX_MATCHES, Decision, decide
 from .framing import cut, frame, frame_overhead, neutralise, one_line
@@ -25,10 +29,15 @@ from .terms import prompt_terms, prompt_words, skip_reason
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..paths import Locations
     from .query import Hit
     from .terms import Words
 
 BUDGET = 2000
+FIRST_INDEX_ENTRIES = 50  # a bank this small is indexed by the prompt that finds no index (`_first_index`)
+QUICK_SYNC = 50  # changes to the bank a prompt indexes before it searches; more are left to the background
 
 
 def find_matches(
@@ -53,6 +62,87 @@ def find_matches(
                              excluded=already_injected | hidden if hidden else already_injected,
                              given=already_injected, limit=limit, prompt=prompt, encoding=encoding)
     return decide(pool, limit)
+
+
+def in_index_as_it_is(locs: Locations, projects: list[str], search: Callable[..., Decision], notes: list[str],
+                      *, dry_run: bool = False) -> Decision | None:
+    """`search(conn)` over the index as it is (refreshed quickly first), or None when the index cannot
+    answer now: missing, locked or corrupt. A corrupt one is deleted and rebuilt in the background. What
+    happened goes into `notes` (what the dry run says); a dry run changes nothing."""
+    from . import index
+
+    try:
+        conn = index.connect(locs, create=False, busy_ms=50)
+    except index.IndexUnavailable as exc:
+        first = None if dry_run else _first_index(locs, projects)
+        if first is not None:
+            return _search_in(locs, first, search, projects, notes, dry_run)
+        notes.append(f"no matches: search index unavailable ({exc})")
+        if not dry_run:
+            if isinstance(exc, index.IndexCorrupt):
+                log.error(locs, f"search index unusable, rebuilding in the background: {exc}")
+            index.rebuild_in_background(locs)
+        return None
+    return _search_in(locs, conn, search, projects, notes, dry_run)
+
+
+def _first_index(locs: Locations, projects: list[str]):
+    """No index at all yet (a first prompt after install, or after the tree was pulled onto this machine)
+    and a small bank: the index is made here (about 20 ms, once) so this prompt gets its answer; a large
+    bank is indexed in the background."""
+    from . import index
+
+    if os.path.exists(locs.index_path):
+        return None
+    total = 0
+    for slug in projects:
+        try:
+            total += len(os.listdir(os.path.join(locs.memories_path, slug, "bank")))
+        except OSError:
+            continue
+    if total > FIRST_INDEX_ENTRIES:
+        return None
+    try:
+        return index.connect(locs, create=True, busy_ms=50)
+    except index.IndexUnavailable:
+        return None
+
+
+def _search_in(locs: Locations, conn, search: Callable[..., Decision], projects: list[str], notes: list[str],
+               dry_run: bool) -> Decision | None:
+    from . import index
+
+    try:
+        if not dry_run:
+            _sync_quickly(locs, conn, projects, notes)
+        return search(conn)
+    except index.sqlite3.OperationalError as exc:
+        notes.append(f"no matches: search index busy ({exc})")
+        log.error(locs, f"search index busy: {exc}")
+        return None
+    except index.sqlite3.DatabaseError as exc:
+        notes.append(f"no matches: search index corrupt ({exc})")
+        log.error(locs, f"search index corrupt, rebuilding in the background: {exc}")
+        if not dry_run:
+            conn.close()
+            index.delete_index_files(locs)
+            index.rebuild_in_background(locs)
+        return None
+    finally:
+        conn.close()
+
+
+def _sync_quickly(locs: Locations, conn, projects: list[str], notes: list[str]) -> None:
+    """Index what changed since the last look, unless that is a lot: then a background job does it."""
+    from . import index
+
+    try:
+        index.sync(conn, locs, projects, max_changes=QUICK_SYNC)
+    except index.IndexBehind as exc:
+        notes.append(f"index behind ({exc}); refreshing in the background")
+        index.rebuild_in_background(locs, full=False)
+    except index.sqlite3.OperationalError as exc:  # locked by a writer: search it as it is
+        notes.append(f"index not refreshed ({exc})")
 
 
 def render(hits: list[Hit], terms: list[str], memories_root: str, budget: int = BUDGET) -> str:

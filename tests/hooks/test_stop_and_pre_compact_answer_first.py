@@ -1,5 +1,5 @@
-"""The stop hook answers first, then banks the finished turn in a process the harness neither waits for
-nor can kill, exactly once whatever kills it."""
+"""The stop and pre-compact hooks answer first, then bank in a process the harness neither waits for nor
+can kill, exactly once whatever kills it; the brief after a compaction still gives the session's state."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from contextlib import suppress
 from pathlib import Path
@@ -16,7 +17,9 @@ import frontmatter
 import pytest
 
 from harnesslink_core import main
+from harnesslink_core.banking import background
 from harnesslink_core.banking.autobank import PassLock
+from harnesslink_core.store.lock import process_gone
 from memory_helpers import eventually, make_env
 from tests.claude_builder import ClaudeSession
 from tests.test_faults import KILL_AT, _recovered, _world
@@ -28,27 +31,32 @@ LONG = "The migration now runs in one transaction, so a failure leaves the schem
 ANSWERED_IN = 3.0  # seconds: the hook's whole process, on a loaded machine (a pass that waits for the lock takes 10)
 SEARCHABLE_IN = 1.0  # seconds from the lock's release (at once, when no pass holds it) to `harnesslink recall` finding the turn
 
-# what a pass's SIGKILL leaves behind: the file this test waits for (os.kill is looked up when the pass dies)
+# what a pass's SIGKILL leaves behind: the file this test waits for, naming the process that is about to die
+# (os.kill is looked up when the pass dies)
 MARK_THE_KILL = """
 import os, signal
 real_kill = os.kill
 def kill(pid, sig):
     if pid == os.getpid() and sig == signal.SIGKILL:
-        open(os.environ["KILLED_MARKER"], "w").close()
+        with open(os.environ["KILLED_MARKER"] + ".part", "w") as f:
+            f.write(str(pid))
+        os.rename(os.environ["KILLED_MARKER"] + ".part", os.environ["KILLED_MARKER"])
     real_kill(pid, sig)
 os.kill = kill
 """
-STOP_HOOK = """
+HOOK_IN_PROCESS = """
 from harnesslink_core.hooks import process_main
-process_main(["stop", "--harness", "claude-code"])
+process_main([sys.argv[2], "--harness", "claude-code"])
 """
+BANKING_EVENTS = ["stop", "pre-compact"]
 
 
-def stop_hook(env: dict[str, str], payload: dict, argv: list[str] | None = None) -> tuple[subprocess.Popen, bytes, float]:
-    """The stop hook as a harness runs it: a process group of its own, its JSON on stdin, its stdout and
-    stderr read to their end. The process, what it printed and how long until both pipes closed."""
+def hook_process(env: dict[str, str], payload: dict, argv: list[str] | None = None, event: str = "stop"
+                 ) -> tuple[subprocess.Popen, bytes, float]:
+    """A hook as a harness runs it: a process group of its own, its JSON on stdin, its stdout and stderr
+    read to their end. The process, what it printed and how long until both pipes closed."""
     started = time.monotonic()
-    proc = subprocess.Popen(argv or [sys.executable, str(ROOT / "hooks" / "stop"), "--harness", "claude-code"],
+    proc = subprocess.Popen(argv or [sys.executable, str(ROOT / "hooks" / event), "--harness", "claude-code"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             start_new_session=True)
     out, err = proc.communicate(json.dumps(payload).encode(), timeout=60)
@@ -56,14 +64,17 @@ def stop_hook(env: dict[str, str], payload: dict, argv: list[str] | None = None)
     return proc, out, time.monotonic() - started
 
 
-def finished_turn(home: Path) -> tuple[ClaudeSession, dict]:
-    """A turn that only the stop signal settles (no end-of-turn line yet), and the Stop hook's payload."""
+def finished_turn(home: Path, event: str = "stop") -> tuple[ClaudeSession, dict]:
+    """A finished turn and the hook's payload: for the stop hook, one that only its signal settles (no
+    end-of-turn line yet); for the pre-compact hook, which has no signal, one its end-of-turn line settles."""
     session = ClaudeSession(home, cwd=CWD)
     session.turn("Make the schema migration safe to interrupt", LONG,
-                 tools=[("Edit", {"file_path": "db/migrate.py"})], closed=False)
+                 tools=[("Edit", {"file_path": "db/migrate.py"})], closed=event != "stop")
     session.flush()
-    return session, {"session_id": session.session_id, "cwd": CWD, "transcript_path": str(session.path),
-                     "hook_event_name": "Stop", "last_assistant_message": LONG.strip()}
+    payload = {"session_id": session.session_id, "cwd": CWD, "transcript_path": str(session.path)}
+    if event == "stop":
+        return session, {**payload, "hook_event_name": "Stop", "last_assistant_message": LONG.strip()}
+    return session, {**payload, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}
 
 
 def held_lock(locs) -> PassLock:
@@ -87,20 +98,23 @@ def recall_finds(capsys, words: str) -> bool:
     return "make-the-schema-migration-safe" in capsys.readouterr().out
 
 
-def test_the_stop_hook_answers_before_it_imports_the_pass(tmp_path):
+@pytest.mark.parametrize("event", BANKING_EVENTS)
+def test_the_hook_answers_before_it_imports_the_pass(tmp_path, event):
     env = make_env(tmp_path)
-    _, payload = finished_turn(Path(env["HOME"]))
-    answered, after = hook_run(env, "stop", "--harness", "claude-code", payload=payload)
+    _, payload = finished_turn(Path(env["HOME"]), event)
+    answered, after = hook_run(env, event, "--harness", "claude-code", payload=payload)
     extra = answered - startup_modules(env)
     assert extra <= CORE, sorted(extra - CORE)
     assert "harnesslink_core.banking.autobank" in after
 
 
-def test_the_stop_hook_answers_while_another_pass_holds_the_lock_and_banks_once_it_is_free(locs, isolated_home, capsys):
-    _, payload = finished_turn(isolated_home)
+@pytest.mark.parametrize("event", BANKING_EVENTS)
+def test_the_hook_answers_while_another_pass_holds_the_lock_and_banks_once_it_is_free(
+        event, locs, isolated_home, capsys):
+    _, payload = finished_turn(isolated_home, event)
     lock = held_lock(locs)
     try:
-        _, out, took = stop_hook(hook_env(), payload)
+        _, out, took = hook_process(hook_env(), payload, event=event)
         assert out == b"{}"
         assert took < ANSWERED_IN
         assert turn_keys(locs) == []  # the banking waits for the lock, the harness does not
@@ -111,11 +125,12 @@ def test_the_stop_hook_answers_while_another_pass_holds_the_lock_and_banks_once_
     assert time.monotonic() - released < SEARCHABLE_IN
 
 
-def test_a_harness_that_kills_the_hooks_process_group_after_the_answer_loses_nothing(locs, isolated_home):
-    _, payload = finished_turn(isolated_home)
+@pytest.mark.parametrize("event", BANKING_EVENTS)
+def test_a_harness_that_kills_the_hooks_process_group_after_the_answer_loses_nothing(event, locs, isolated_home):
+    _, payload = finished_turn(isolated_home, event)
     lock = held_lock(locs)
     try:
-        proc, out, took = stop_hook(hook_env(), payload)
+        proc, out, took = hook_process(hook_env(), payload, event=event)
         assert out == b"{}" and took < ANSWERED_IN
         with suppress(ProcessLookupError):  # nothing of ours is left in the group to kill
             os.killpg(proc.pid, signal.SIGKILL)
@@ -126,15 +141,55 @@ def test_a_harness_that_kills_the_hooks_process_group_after_the_answer_loses_not
     assert len(turn_keys(locs)) == 1
 
 
+@pytest.mark.parametrize("event", BANKING_EVENTS)
 @pytest.mark.parametrize("point", ["entry", "entry placed", "ledger", "MAIN.md", "summary", "state file", "index"])
 def test_the_banking_after_the_answer_killed_at_each_write_point_loses_nothing_and_doubles_nothing(
-        point, locs, isolated_home, tmp_path):
+        point, event, locs, isolated_home, tmp_path):
     session = _world(isolated_home)
     marker = tmp_path / "killed"
     env = dict(hook_env(), KILLED_MARKER=str(marker))
-    # no transcript path: the stop hook's pass reads every transcript, and so reaches every write point
-    payload = {"session_id": session.session_id, "cwd": CWD, "hook_event_name": "Stop"}
-    _, out, took = stop_hook(env, payload, [sys.executable, "-c", MARK_THE_KILL + KILL_AT + STOP_HOOK, point])
+    # no transcript path: the hook's pass reads every transcript, and so reaches every write point
+    payload = {"session_id": session.session_id, "cwd": CWD, "hook_event_name": "Stop" if event == "stop" else "PreCompact"}
+    _, out, took = hook_process(env, payload, [sys.executable, "-c", MARK_THE_KILL + KILL_AT + HOOK_IN_PROCESS, point,
+                                               event])
     assert out == b"{}" and took < ANSWERED_IN  # answered before the pass began, and so before it died
     assert eventually(marker.exists, seconds=30), f"the pass after the answer never reached {point}"
+    # gone, not only marked: a temporary file of a writer still alive is not the recovering pass's to remove
+    assert eventually(lambda: process_gone(int(marker.read_text())), seconds=10)
     _recovered(locs)
+
+
+def test_the_brief_after_a_compaction_gives_the_state_the_transcript_has_whoever_held_the_lock(locs, isolated_home):
+    """The pre-compact hook answers at once, and its pass may still wait for the lock when the compaction
+    is over: the session-start hook that follows (`source: compact`) waits for it a moment and reads the
+    session's transcript itself, so its brief gives the todos of the turn under way and the compaction."""
+    session = ClaudeSession(isolated_home, cwd=CWD)
+    session.turn("Plan the release of version two", LONG, tools=[(
+        "TodoWrite", {"todos": [{"content": "tag v2", "status": "in_progress", "activeForm": "Tagging v2"}]})],
+        closed=False)  # compacted in the middle of the turn, as an automatic compaction is
+    session.flush()
+    payload = {"session_id": session.session_id, "cwd": CWD, "transcript_path": str(session.path)}
+    background.mark_pass(locs)  # a pass ran a moment ago: session start has no pass of its own due
+    lock = held_lock(locs)  # the previous turn's stop hook, still at work
+    try:
+        _, out, took = hook_process(hook_env(), {**payload, "hook_event_name": "PreCompact", "trigger": "auto"},
+                                    event="pre-compact")
+        assert out == b"{}" and took < ANSWERED_IN
+        session.compaction()
+        session.flush()
+        started = {}
+        brief = threading.Thread(target=lambda: started.update(done=subprocess.run(
+            [sys.executable, str(ROOT / "hooks" / "session-start"), "--harness", "claude-code"], capture_output=True,
+            input=json.dumps({**payload, "hook_event_name": "SessionStart", "source": "compact"}).encode(),
+            env=hook_env(), timeout=60)))
+        brief.start()
+        time.sleep(1.0)  # the compaction's model call is over; the stop hook's pass still holds the lock
+    finally:
+        lock.close()
+    brief.join()
+    done = started["done"]
+    assert done.returncode == 0 and done.stderr == b""
+    context = json.loads(done.stdout).get("hookSpecificOutput", {}).get("additionalContext", "")
+    assert "This session's saved state" in context
+    assert "tag v2" in context
+    assert "Compaction" in context
