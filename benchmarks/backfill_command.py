@@ -17,7 +17,9 @@ backfill may start the resident encoder) until every entry has the encoder's vec
 20 ms, up to --vector-wait seconds. The encoder a run started is stopped before the next run.
 
 Printed per version: turns/s of the whole command (turns in the transcripts over its wall time) min,
-median and max, the seconds until the meaning vectors were filled, and the banked count.
+median and max, its wall time, the CPU time of the command and of the read-ahead child it reaped (user +
+system; the detached job's is not in it), the seconds until the meaning vectors were filled, and the
+banked count.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import argparse
 import hashlib
 import os
 import random
+import resource
 import shutil
 import signal
 import sqlite3
@@ -91,10 +94,13 @@ def one_run(venv: Path, home: Path, turns: int, encoder: bool, vector_wait: floa
     if encoder:  # the HOME's own private venv: the backfill may start the resident encoder
         (agent / "venv").symlink_to(venv)
     env = clean_env(home)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     out = subprocess.run([str(venv / "bin" / "harnesslink"), "backfill", "--days", "30"], env=env,
                          capture_output=True, text=True, cwd=str(home))
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command and the read-ahead child it reaped
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if out.returncode:
         raise SystemExit(f"backfill failed ({out.returncode}):\n{out.stdout}\n{out.stderr[-3000:]}")
     index = agent / "memory-index.db"
@@ -102,7 +108,7 @@ def one_run(venv: Path, home: Path, turns: int, encoder: bool, vector_wait: floa
     static = wait_for(index, "meaning", banked, started, vector_wait)
     encoded = wait_for(index, "encoded", banked, started, vector_wait) if encoder else None
     stop_encoder(venv, env)
-    return {"wall": wall, "rate": turns / wall, "banked": banked, "static": static, "encoded": encoded,
+    return {"wall": wall, "rate": turns / wall, "cpu": cpu, "banked": banked, "static": static, "encoded": encoded,
             "summary": out.stdout.strip().splitlines()[0]}
 
 
@@ -210,7 +216,8 @@ def main() -> int:
     for name, runs in results.items():
         label = args.rev if name == "before" else "this checkout"
         print(f"{name} ({label}): {spread([r['rate'] for r in runs], '{:,.0f}')} turns/s;"
-              f" wall {spread([r['wall'] for r in runs], '{:.2f}')} s; {runs[0]['banked']} banked")
+              f" wall {spread([r['wall'] for r in runs], '{:.2f}')} s; CPU {spread([r['cpu'] for r in runs], '{:.2f}')} s;"
+              f" {runs[0]['banked']} banked")
         print(f"    static vectors filled at {spread([r['static'] for r in runs], '{:.2f}')} s"
               + (f"; encoder vectors at {spread([r['encoded'] for r in runs], '{:.2f}')} s" if args.encoder else ""))
     print(f"summary line: {results['after'][0]['summary']}")
