@@ -1,5 +1,5 @@
-"""Retrieval quality on six labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json,
-queries_blind.json, queries_final.json, queries_sixth.json).
+"""Retrieval quality on the labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json,
+queries_blind.json, queries_final.json, queries_sixth.json, ... queries_eleventh.json: CORPORA).
 
 The quality corpus is a corpus.py history over the eight example projects (all four
 harnesses) into which every target turn of queries.json is planted, in a session of
@@ -49,13 +49,27 @@ says more. `--prose` also asks the chosen sets of a prose-only corpus (`DIR-pros
 each banked alone in a session of its own, and nothing else (about 30 real-prose entries a project, the
 size of a bank after a few weeks). Its scores are named "<set> (prose)".
 
-    python -m benchmarks.quality [--home DIR] [--set NAME ...] [--prose] [--misses]
-        # only this part; DIR (DIR-unseen, DIR-blind, DIR-final, DIR-sixth for the third to sixth sets) are kept
+queries_tenth.json and queries_eleventh.json are blind judges, written by a helper who never opened the matcher's
+code or a report, and scored only when named, never by default nor by run.py (JUDGES). The tenth's targets are
+planted with every earlier set's in a corpus of its own (`DIR-tenth`). The eleventh is the scale set: its targets,
+each alone in a session of its own, among the real-work background its "background" asks for (benchmarks/
+real_work.py: 2,000 banked turns a project made from real changelog items, so 16,000 entries), in `DIR-eleventh`.
+`--encoder` scores ours again with the resident encoder of the package under test answering, as its prompt hook
+asks it (benchmarks/as_hooked.py); `--pull` adds the pull's R@5 against plain FTS5's; `--checkout DIR` scores
+another checkout's package (a git worktree) with these benchmarks. Misses and wrongly injected never-done
+queries are printed only with `--misses`: never ask for them on a blind set.
+
+    python -m benchmarks.quality [--home DIR] [--set NAME ...] [--prose] [--encoder] [--pull] [--checkout DIR] [--misses]
+        # only this part; DIR (DIR-unseen, DIR-blind, ... for the third and later sets) are kept
         # and reused (index rebuilt)
+    python -m benchmarks.quality --set tenth --set eleventh --encoder --pull --home DIR [--checkout DIR]
+        # the blind judges, once, at the very end
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import random
 import re
@@ -64,7 +78,7 @@ import statistics
 import time
 from pathlib import Path
 
-from benchmarks import corpus
+from benchmarks import as_hooked, corpus
 from harnesslink_core.banking import autobank
 from harnesslink_core.paths import locations
 from harnesslink_core.recall import index, query
@@ -81,6 +95,8 @@ SIXTH = Path(__file__).with_name("queries_sixth.json")
 SEVENTH = Path(__file__).with_name("queries_seventh.json")
 EIGHTH = Path(__file__).with_name("queries_eighth.json")
 NINTH = Path(__file__).with_name("queries_ninth.json")
+TENTH = Path(__file__).with_name("queries_tenth.json")
+ELEVENTH = Path(__file__).with_name("queries_eleventh.json")
 QUERY_SETS = (QUERIES, HELDOUT)
 # Each corpus: the folder suffix of its HOME, the files whose targets are planted in it, the sets asked of it.
 CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,)),
@@ -89,8 +105,13 @@ CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,
            ("-sixth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH), (SIXTH,)),
            ("-seventh", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH), (SEVENTH,)),
            ("-eighth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH), (EIGHTH,)),
-           ("-ninth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH, NINTH), (NINTH,)))
+           ("-ninth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH, NINTH), (NINTH,)),
+           ("-tenth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH), (TENTH,)),
+           ("-eleventh", (ELEVENTH,), (ELEVENTH,)))  # its "background" of real work, not template turns
 ALL_SETS = tuple(s for _, _, sets in CORPORA for s in sets)
+JUDGES = (TENTH, ELEVENTH)  # blind: scored only when named (`--set tenth --set eleventh`), once, at the end
+EVERY_TARGET = tuple(dict.fromkeys(path for _, planted, _ in CORPORA for path in planted))
+REAL_WORK_SESSION_TURNS = 8
 CUTOFF = 3
 
 
@@ -99,33 +120,69 @@ def cwd_of(project: str) -> str:
 
 
 def load_targets(files: tuple[Path, ...]) -> dict:
-    """The targets (and duplicate groups) of the given set files, in file order."""
-    data: dict = {"targets": [], "duplicates": []}
+    """The targets (and duplicate groups) of the given set files, in file order, and the real-work background
+    entries per project that one of them asks to be planted among (its "background"), if any."""
+    data: dict = {"targets": [], "duplicates": [], "background_per_project": 0}
     for path in files:
         labelled = json.loads(path.read_text())
         data["targets"] += labelled["targets"]
         data["duplicates"] += labelled.get("duplicates", [])
+        if "background" in labelled:
+            data["background_per_project"] = max(data["background_per_project"],
+                                                 labelled["background"]["per_project"])
     return data
 
 
+def real_work_sessions(per_project: int, now: float, days: float = 25.0) -> list[corpus.SessionSpec]:
+    """benchmarks/real_work.py's turns, `per_project` a project, as sessions of one project and harness
+    (REAL_WORK_SESSION_TURNS consecutive turns each), their two years of clock laid over the last `days` days
+    (ending a day ago, the targets' span too, so that neither is the newer by construction)."""
+    from benchmarks import real_work
+
+    turns = real_work.build(per_project)
+    stamps = [real_work._dt.datetime.fromisoformat(t["ts"]).timestamp() for t in turns]
+    first, last = min(stamps), max(stamps)
+    runs: dict[tuple[str, str], list[tuple[float, dict]]] = {}
+    for stamp, turn in zip(stamps, turns):
+        runs.setdefault((turn["project"], turn["harness"]), []).append((stamp, turn))
+    sessions = []
+    for (project, harness), run in runs.items():
+        for i in range(0, len(run), REAL_WORK_SESSION_TURNS):
+            chunk = run[i:i + REAL_WORK_SESSION_TURNS]
+            start = now - 86400 * (1 + days * (last - chunk[0][0]) / max(last - first, 1))
+            specs = [corpus.TurnSpec("bash", t["prompt"], t["answer"], command=t["command"]) for _, t in chunk]
+            digest = real_work._h(f"{project} {harness} {i}")
+            sessions.append(corpus.SessionSpec(harness, cwd_of(project), start, specs,
+                                               f"{digest:08x}-0000-4000-8000-{i:012x}"))
+    return sessions
+
+
 def build(home: Path, *, targets: tuple[Path, ...] = (QUERIES,), background_turns: int = 2400, seed: int = 11,
-          prose: bool = False) -> dict:
+          prose: bool = False, real_per_project: int | None = None) -> dict:
     """Write the quality corpus into `home`, bank it, index it. Returns the planted targets.
-    `prose`: the targets alone, each in a session of its own, without template turns."""
+    `prose`: the targets alone, each in a session of its own, without template turns. A set with a real-work
+    "background" has its targets planted alone, each in a session of its own, among that many real-work
+    entries a project (`real_work_sessions`; `real_per_project` instead, if given), not among template turns."""
     data = load_targets(targets)
     rng = random.Random(seed)
     now = time.time()
     sizes = corpus.real_output_sizes()
     templates = {name: corpus.load_template(name) for name, _ in corpus.HARNESS_MIX}
-    sessions = [] if prose else corpus.plan_sessions(background_turns, seed=seed, now=now,
-                                                     projects=len(corpus.DOMAINS), output_sizes=sizes)
+    real = bool(data["background_per_project"]) and not prose
+    prose = prose or real
+    per_project = data["background_per_project"] if real_per_project is None else real_per_project
+    if real:
+        sessions = real_work_sessions(per_project, now) if per_project else []
+    else:
+        sessions = [] if prose else corpus.plan_sessions(background_turns, seed=seed, now=now,
+                                                         projects=len(corpus.DOMAINS), output_sizes=sizes)
     writers = {d: corpus.Writer(random.Random(seed + i), d, sizes) for i, d in enumerate(corpus.DOMAINS)}
     kinds, weights = zip(*corpus.KIND_MIX)
     for target in data["targets"]:
         writer = writers[target["project"]]
         turns = [] if prose else [writer.turn(rng.choices(kinds, weights)[0]) for _ in range(rng.randint(2, 8))]
         planted = corpus.TurnSpec("bash", target["prompt"], target["answer"], command=target["command"],
-                                  output=writer.output())
+                                  output="" if real else writer.output())
         turns.insert(rng.randint(0, len(turns)), planted)
         start = now - 86400 * (1 + 24 * rng.random())
         sessions.append(corpus.SessionSpec(target["harness"], cwd_of(target["project"]), start, turns,
@@ -198,22 +255,34 @@ def _score(ranked: list[list[str]], wanted: list[frozenset[str]]) -> dict:
     }
 
 
-def evaluate(home: Path, data: dict, sets: tuple[Path, ...] = QUERY_SETS) -> dict:
-    """Scores for each query set (by file name), over the corpus `build` wrote."""
+def evaluate(home: Path, data: dict, sets: tuple[Path, ...] = QUERY_SETS, *, encoder: bool = False,
+             pull: bool = False) -> dict:
+    """Scores for each query set (by file name), over the corpus `build` wrote; with `encoder`, ours again with
+    the package's resident encoder answering (`as_hooked`); with `pull`, the pull's R@5 against plain FTS5's."""
     locs = locations(env_for(home))
-    conn = index.connect(locs, create=False)
-    try:
-        targets = _target_paths(conn, data)
-        plain = _plain_fts(conn, locs.memories)
-        by_id = {t["id"]: t for t in data["targets"]}
-        results = {path.name: _evaluate_set(locs, conn, plain, json.loads(path.read_text()), by_id, targets)
-                   for path in sets}
-        starts = []
-        for project in corpus.DOMAINS:
-            for harness in ("claude-code", "codex", "pi", "omp"):
-                starts.append(len(build_brief(locs, cwd_of(project), harness).text))
-    finally:
-        conn.close()
+    resident = as_hooked.Resident(env_for(home)) if encoder else contextlib.nullcontext()
+    with resident:
+        conn = index.connect(locs, create=False)
+        try:
+            targets = _target_paths(conn, data)
+            plain = _plain_fts(conn, locs.memories)
+            by_id = {t["id"]: t for t in data["targets"]}
+            results = {}
+            for path in sets:
+                qset = json.loads(path.read_text())
+                results[path.name] = _evaluate_set(locs, conn, plain, qset, by_id, targets)
+                if encoder:
+                    judged = _evaluate_set(locs, conn, plain, qset, by_id, targets, resident)
+                    results[path.name]["with_encoder"] = {k: judged[k] for k in (
+                        "ours", "ours_injected_share", "ours_duplicate_slots", "never_done_no_injection",
+                        "prompt_chars", "never_done_injected", "misses")}
+                if pull:
+                    results[path.name]["pull_r@5"] = _pull_recall(locs, conn, plain, qset, by_id, targets,
+                                                                   resident if encoder else None)
+        finally:
+            conn.close()
+    starts = [len(build_brief(locs, cwd_of(project), harness).text)
+              for project in corpus.DOMAINS for harness in ("claude-code", "codex", "pi", "omp")]
     return {"corpus": data["corpus"], "sets": results, "session_start_chars": _spread(starts)}
 
 
@@ -222,13 +291,51 @@ def _duplicate_slots(ranked: list[list[str]], groups: set[frozenset[str]]) -> in
     return sum(1 for r in ranked if any(len(g.intersection(r[:CUTOFF])) > 1 for g in groups))
 
 
+def _pushed(conn: sqlite3.Connection, text: str, projects: list[str], resident=None):
+    """What the prompt hook decides for `text`; with `resident`, with the encoder's answer as the hook asks it."""
+    if resident is None:
+        return find_matches(conn, text, projects, session_id="bench-query", already_injected=set())
+    encoding = resident.push_encoding(text, projects)
+    try:
+        return find_matches(conn, text, projects, session_id="bench-query", already_injected=set(),
+                            encoding=encoding)
+    finally:
+        encoding.close()
+
+
+def _pull_recall(locs, conn: sqlite3.Connection, plain: sqlite3.Connection, qset: dict, by_id: dict,
+                 targets: dict[str, frozenset[str]], resident=None) -> dict:
+    """R@5 of the pull (`recall.pull.recall`, as `memory_search` ranks; with `resident`, the query's vector
+    asked as the pull asks it) and of plain FTS5, over the labelled queries."""
+    from harnesslink_core.recall import pull
+
+    takes_encoding = "encoding" in inspect.signature(pull.recall).parameters
+    pulled, plain_ranked, wanted = [], [], []
+    for q in qset["queries"]:
+        projects = scope_for(locs, cwd_of(by_id[q["target"]]["project"]))
+        encoding = resident.pull_encoding(q["query"]) if resident is not None and takes_encoding else None
+        try:
+            extra = {"encoding": encoding} if encoding is not None else {}
+            pulled.append([hit.path for hit in pull.recall(conn, q["query"], projects, limit=5, **extra)])
+        finally:
+            if encoding is not None:
+                encoding.close()
+        plain_ranked.append(_plain_search(plain, q["query"], projects, 5))
+        wanted.append(targets[q["target"]])
+
+    def found(ranked: list[list[str]]) -> float:
+        return round(sum(1 for r, w in zip(ranked, wanted) if w.intersection(r[:5])) / len(wanted), 3)
+
+    return {"pull": found(pulled), "plain_fts5": found(plain_ranked)}
+
+
 def _evaluate_set(locs, conn: sqlite3.Connection, plain: sqlite3.Connection, qset: dict, by_id: dict,
-                  targets: dict[str, frozenset[str]]) -> dict:
+                  targets: dict[str, frozenset[str]], resident=None) -> dict:
     ours, plain_ranked, newest_ranked, wanted, injected_chars, misses = [], [], [], [], [], []
     for q in qset["queries"]:
         target = by_id[q["target"]]
         projects = scope_for(locs, cwd_of(target["project"]))
-        decision = find_matches(conn, q["query"], projects, session_id="bench-query", already_injected=set())
+        decision = _pushed(conn, q["query"], projects, resident)
         got = [hit.path for hit in decision.hits]
         ours.append(got)
         plain_ranked.append(_plain_search(plain, q["query"], projects))
@@ -245,7 +352,7 @@ def _evaluate_set(locs, conn: sqlite3.Connection, plain: sqlite3.Connection, qse
     quiet, plain_quiet, wrongly = 0, 0, []
     for q in qset["never_done"]:
         projects = scope_for(locs, cwd_of(q["project"]))
-        decision = find_matches(conn, q["query"], projects, session_id="bench-query", already_injected=set())
+        decision = _pushed(conn, q["query"], projects, resident)
         if not decision.hits:
             quiet += 1
         else:
@@ -291,15 +398,15 @@ def corpus_at(home: Path, planted: tuple[Path, ...] = (QUERIES,), *, prose: bool
     return data
 
 
-def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS, *, prose: bool = False) -> dict:
+def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS, *, prose: bool = False, encoder: bool = False,
+            pull: bool = False) -> dict:
     """Scores of the chosen sets, each over its corpus: `home` for the first two, `home`-unseen for the third,
-    `home`-blind for the fourth, `home`-final for the fifth, `home`-sixth for the sixth; with `prose`, also
-    over the prose-only corpus `home`-prose."""
+    `home`-blind for the fourth, `home`-final for the fifth, `home`-sixth for the sixth, and so on (CORPORA);
+    with `prose`, also over the prose-only corpus `home`-prose. `encoder`, `pull`: as `evaluate`."""
     merged: dict = {"sets": {}, "corpora": {}}
     if prose:
         where = home.with_name(home.name + "-prose")
-        every_target = CORPORA[-1][1]
-        result = evaluate(where, corpus_at(where, every_target, prose=True), sets)
+        result = evaluate(where, corpus_at(where, EVERY_TARGET, prose=True), sets, encoder=encoder, pull=pull)
         merged["corpora"][str(where)] = result["corpus"]
         merged["sets"].update((f"{name} (prose)", scores) for name, scores in result["sets"].items())
     for suffix, planted, asked in CORPORA:
@@ -307,7 +414,7 @@ def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS, *, prose: bool = Fals
         if not chosen:
             continue
         where = home.with_name(home.name + suffix)
-        result = evaluate(where, corpus_at(where, planted), chosen)
+        result = evaluate(where, corpus_at(where, planted), chosen, encoder=encoder, pull=pull)
         merged.setdefault("corpus", result["corpus"])
         merged.setdefault("session_start_chars", result["session_start_chars"])
         merged["corpora"][str(where)] = result["corpus"]
@@ -315,24 +422,69 @@ def measure(home: Path, sets: tuple[Path, ...] = ALL_SETS, *, prose: bool = Fals
     return merged
 
 
-def main() -> int:
+CHECKOUT_CHILD = """
+import sys
+sys.path[:1] = [{checkout!r}]
+import harnesslink_core  # the checkout's package, imported before this checkout's benchmarks come first
+sys.path.insert(0, {benchmarks!r})
+from benchmarks import quality
+raise SystemExit(quality.main({argv!r}))
+"""
+
+
+def score_checkout(checkout: Path, argv: list[str]) -> int:
+    """These benchmarks (this checkout's benchmarks/) over another checkout's harnesslink_core: a child
+    process imports that package first, then these benchmarks, and its encoder server runs from there."""
+    import os
+    import subprocess
+    import sys
+
+    code = CHECKOUT_CHILD.format(checkout=str(checkout), benchmarks=str(corpus.REPO), argv=argv)
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=str(checkout)).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
     """Build the quality corpora once at --home (or reuse them) and print the chosen sets' scores."""
     import argparse
+    import sys
     import tempfile
+
+    import harnesslink_core
 
     names = {path.stem.removeprefix("queries_"): path for path in ALL_SETS}
     parser = argparse.ArgumentParser(description="retrieval quality only")
     parser.add_argument("--home", type=Path,
-                        help="corpus folder to build or reuse (kept); the third to sixth sets': "
-                             "DIR-unseen, DIR-blind, DIR-final, DIR-sixth")
+                        help="corpus folder to build or reuse (kept); the third and later sets': "
+                             "DIR-unseen, DIR-blind, DIR-final, DIR-sixth, ..., DIR-tenth, DIR-eleventh")
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(names),
-                        help="a set to score (repeatable; default: all six; final and sixth only at the very end)")
+                        help="a set to score (repeatable; default: all but the blind judges, tenth and eleventh, "
+                             "which are scored only when named, once, at the very end)")
     parser.add_argument("--prose", action="store_true",
                         help="also ask the sets of a prose-only corpus: every target, no template turns (DIR-prose)")
+    parser.add_argument("--encoder", action="store_true",
+                        help="also score ours with the package's resident encoder answering, as its prompt hook "
+                             "asks it (benchmarks/as_hooked.py; a package without one says so)")
+    parser.add_argument("--pull", action="store_true", help="also the pull's R@5 (memory_search) against plain FTS5")
+    parser.add_argument("--checkout", type=Path,
+                        help="score that checkout's harnesslink_core with these benchmarks (a git worktree)")
     parser.add_argument("--misses", action="store_true", help="list the misses too")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.checkout:
+        rest = list(sys.argv[1:] if argv is None else argv)
+        at = next(i for i, a in enumerate(rest) if a == "--checkout" or a.startswith("--checkout="))
+        del rest[at:at + (1 if "=" in rest[at] else 2)]
+        home = args.home or Path(tempfile.mkdtemp(prefix="hl-quality-")) / "home"
+        if args.home is None:
+            rest += ["--home", str(home)]
+        return score_checkout(args.checkout.resolve(), rest)
     home = args.home or Path(tempfile.mkdtemp(prefix="hl-quality-")) / "home"
-    result = measure(home, tuple(names[n] for n in args.sets) if args.sets else ALL_SETS, prose=args.prose)
+    chosen = tuple(names[n] for n in args.sets) if args.sets else tuple(s for s in ALL_SETS if s not in JUDGES)
+    encoder = args.encoder and as_hooked.available()
+    print(f"package: {Path(harnesslink_core.__file__).resolve().parent}; encoder: "
+          + ("resident, as the prompt hook asks it" if encoder else
+             "none in this package: scored without" if args.encoder else "not asked (--encoder)"), flush=True)
+    result = measure(home, chosen, prose=args.prose, encoder=encoder, pull=args.pull)
     for name, r in result["sets"].items():
         print(f"{name}: {r['queries']} labelled, {r['never_done']} never-done")
         for ranking in ("ours", "plain_fts5", "newest_first"):
@@ -341,13 +493,21 @@ def main() -> int:
               f"; injected share {r['ours_injected_share']}; prompt chars {r['prompt_chars']}")
         print(f"  two copies of one answer in the three slots: ours {r['ours_duplicate_slots']}, "
               f"plain {r['plain_fts5_duplicate_slots']} (of {r['queries']} queries)")
-        for wrong in r["never_done_injected"]:
-            print(f"  NEVER-DONE INJECTED {wrong}")
+        judged = r.get("with_encoder")
+        if judged:
+            print("  ours+encoder  " + "  ".join(f"{k} {v:.3f}" for k, v in judged["ours"].items())
+                  + f"; never-done quiet {judged['never_done_no_injection']}; injected share "
+                    f"{judged['ours_injected_share']}; two copies {judged['ours_duplicate_slots']}")
+        if "pull_r@5" in r:
+            print(f"  pull R@5 {r['pull_r@5']['pull']:.3f}  plain FTS5 R@5 {r['pull_r@5']['plain_fts5']:.3f}"
+                  + (" (the pull with the encoder)" if encoder else ""))
         if args.misses:
-            for miss in r["misses"]:
+            for wrong in r["never_done_injected"] + (judged["never_done_injected"] if judged else []):
+                print(f"  NEVER-DONE INJECTED {wrong}")
+            for miss in r["misses"] + (judged["misses"] if judged else []):
                 print(f"  miss: {miss['query']!r} -> {miss['target_prompt'][:60]!r} terms {miss['terms']} "
                       f"got {miss['got']} rejected {miss['rejected'][:1]}")
-    print("homes: " + ", ".join(result["corpora"]))
+    print("homes: " + ", ".join(f"{where} ({c['banked']} entries)" for where, c in result["corpora"].items()))
     return 0
 
 

@@ -59,6 +59,10 @@ def test_unseen_set_is_new_and_large_enough():
      90, 32),
     (quality.NINTH, (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH, quality.SEVENTH,
                      quality.EIGHTH), 90, 32),
+    (quality.TENTH, (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH, quality.SEVENTH,
+                     quality.EIGHTH, quality.NINTH), 90, 32),
+    (quality.ELEVENTH, (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
+                        quality.SEVENTH, quality.EIGHTH, quality.NINTH, quality.TENTH), 90, 32),
 ])
 def test_a_blind_set_is_new_and_large_enough(labelled, earlier_files, least_queries, least_never_done):
     """The fourth to seventh sets: their own targets and words, not shared with any earlier set (their
@@ -119,13 +123,32 @@ def test_run_py_leaves_the_blind_judges_out_unless_asked():
     assert "quality.BLIND" not in source  # the fourth set is routine now
 
 
+def test_the_blind_judges_are_scored_only_when_named_each_in_a_corpus_of_its_own():
+    """The tenth and eleventh sets: `--set tenth --set eleventh`, never by default nor by run.py."""
+    assert quality.JUDGES == (quality.TENTH, quality.ELEVENTH)
+    assert {"tenth", "eleventh"} <= {path.stem.removeprefix("queries_") for path in quality.ALL_SETS}
+    corpora = {suffix: planted for suffix, planted, asked in quality.CORPORA if set(asked) & set(quality.JUDGES)}
+    assert corpora == {"-tenth": (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
+                                  quality.SEVENTH, quality.EIGHTH, quality.NINTH, quality.TENTH),
+                       "-eleventh": (quality.ELEVENTH,)}
+    assert "s not in quality.JUDGES" in (Path(quality.__file__).with_name("run.py")).read_text()
+
+
+def test_the_scale_set_asks_for_a_real_work_background_of_two_thousand_entries_a_project():
+    data = quality.load_targets((quality.ELEVENTH,))
+    assert data["background_per_project"] >= 2000
+    assert quality.load_targets((quality.TENTH,))["background_per_project"] == 0
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("planted", [planted for suffix, planted, _ in quality.CORPORA if suffix],
                          ids=[suffix.lstrip("-") for suffix, _, _ in quality.CORPORA if suffix])
 def test_planted_targets_are_banked_once_each_in_their_project_and_harness(tmp_path, planted):
+    """Every target of every corpus; the scale set's without its real-work background (downloaded once for the
+    benchmark, not for a test): each target alone in a session of its own, as it is planted there."""
     home = tmp_path / "quality-home"
     home.mkdir()
-    data = quality.build(home, targets=planted, background_turns=40)
+    data = quality.build(home, targets=planted, background_turns=40, real_per_project=0)
     assert data["corpus"]["errors"] == 0
     locs = locations(quality.env_for(home))
     conn = index.connect(locs, create=False)
@@ -150,7 +173,7 @@ def test_planted_targets_are_banked_once_each_in_their_project_and_harness(tmp_p
 def test_the_prose_corpus_holds_every_target_and_nothing_else(tmp_path):
     home = tmp_path / "prose-home"
     home.mkdir()
-    every_target = quality.CORPORA[-1][1]
+    every_target = quality.EVERY_TARGET
     data = quality.build(home, targets=every_target, prose=True)
     assert data["corpus"]["errors"] == 0
     conn = index.connect(locations(quality.env_for(home)), create=False)
