@@ -100,6 +100,18 @@ def test_vectors_come_back_normalised_and_mean_what_the_texts_mean(world, server
     assert client.encode(locs, [], 2000) == []
 
 
+def test_a_texts_vector_is_the_same_whatever_it_is_asked_with():
+    from harnesslink_core.recall.encoder import Model
+
+    model = Model()
+    short = "the session cookie expired at midnight"
+    long = " ".join(["the connection pool ran out when the nightly export and the web traffic met"] * 40)
+    alone = model.encode([short])
+    beside = model.encode([long, short, "bake a loaf"])
+    assert beside[384 * 4:384 * 8] == alone  # to the bit: no padding, no batch-mates in its sums
+    assert len(beside) == 3 * 384 * 4
+
+
 def test_the_socket_is_private_and_no_port_is_open(world, server):
     _, locs = world
     folder = Path(locs.encoder_path)
