@@ -8,8 +8,10 @@ REV) and its own HOME holding the real-CLI transcripts of tests/fixtures/generat
 version. Then bare starts, stop, pre-compact, session-start and a prompt of each are timed round-robin.
 The stop and pre-compact that count are those of a real Claude Code session (tests/fixtures/real) that
 grows by one finished turn before each call; the same hooks on a transcript that does not exist
-(`none.jsonl`: nothing to bank) are the labelled extra. After the runs, each version's stop and pre-compact
-are timed from the answer to the turn found in the search index (min/median/max of 5).
+(`none.jsonl`: nothing to bank) are the labelled extra. After each run, untimed, the work a hook left for
+after its answer ends (no process of that venv is left), so that no case is timed beside another's detached
+pass; then each version's stop and pre-compact are timed from the answer to the turn found in the search
+index (min/median/max of 5 turns that bank an entry: the real session's `/compact` turn banks none).
 With `--entries N`, each version also answers prompts (a new session each run) in a HOME of N realistic
 entries (benchmarks/hook_latency.py's bank, indexed by that version's own `harnesslink reindex`).
 Ratios are to each version's own venv `python -c pass`.
@@ -30,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks import hook_latency  # noqa: E402
-from benchmarks.installed import Case, clean_env, interleaved, worktree  # noqa: E402
+from benchmarks.installed import Case, clean_env, interleaved, settled, worktree  # noqa: E402
 from harnesslink_core.paths import locations  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "generated"
@@ -81,16 +83,23 @@ class GrowingSession:
     round again with fresh uuids, so each is a new turn to bank."""
 
     def __init__(self, home: Path) -> None:
+        from harnesslink_core.banking.settle import SKIP_RESULT_CHARS
         from harnesslink_core.harnesses.claude_code import reader as claude_code
 
         data = REAL_SESSION.read_bytes()
-        starts = [t.offset for t in claude_code.read(REAL_SESSION, 0, {}, len(data) + 1).turns]
+        turns = claude_code.read(REAL_SESSION, 0, {}, len(data) + 1).turns
+        starts = [t.offset for t in turns]
         self.turns = [data[a:b] for a, b in zip(starts, [*starts[1:], len(data)])]
         self.session = json.loads(self.turns[0].splitlines()[0])["sessionId"]
         self.path = home / ".claude" / "projects" / "-workspace" / f"{self.session}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_bytes(data[:starts[0]])
         self.written = 0
+        # whether each turn makes an entry (banking/settle.py's rule: a tool call, or an answer long enough)
+        self.banks = [bool(t.actions) or len(t.result.strip()) >= SKIP_RESULT_CHARS for t in turns]
+
+    def next_banks(self) -> bool:
+        return self.banks[self.written % len(self.turns)]
 
     def grow(self) -> None:
         lap, turn = divmod(self.written, len(self.turns))
@@ -105,8 +114,9 @@ class GrowingSession:
                            "transcript_path": str(self.path)}).encode()
 
 
-def searchable_ms(case: Case, home: Path, runs: int) -> list[float]:
-    """The times from a hook's answer to its turn in the search index (one more entry there), sorted."""
+def searchable_ms(case: Case, session: GrowingSession, home: Path, runs: int) -> list[float]:
+    """The times from a hook's answer to its turn in the search index (one more entry there), sorted; the
+    turns timed are ones that make an entry (one that does not is written, untimed, before the next)."""
     from benchmarks.installed import run_once
     from harnesslink_core.recall import index, query
 
@@ -124,6 +134,8 @@ def searchable_ms(case: Case, home: Path, runs: int) -> list[float]:
 
     times = []
     for _ in range(runs):
+        while not session.next_banks():
+            session.grow()
         time.sleep(0.5)  # the last run's pass is done
         before = indexed()
         case.before()
@@ -151,18 +163,19 @@ def main() -> int:
             print(f"{tag}: {event}'s answer to its turn searchable: min {times[0]} median {times[len(times) // 2]} "
                   f"max {times[-1]} ms")
     for tag in ("before", "after"):
-        bare = result[f"{tag}: bare"]["median_ms"]
+        base = result[f"{tag}: bare"]
         for name, r in result.items():
             if name.startswith(tag):
                 print(f"{name:44} min {r['min_ms']:7} median {r['median_ms']:7} max {r['max_ms']:7} ms  "
-                      f"{r['min_ms'] / bare:5.2f}x / {r['median_ms'] / bare:5.2f}x / {r['max_ms'] / bare:5.2f}x "
-                      "its own bare start's median")
+                      + " / ".join(f"{r[k] / base[k]:5.2f}x" for k in ("min_ms", "median_ms", "max_ms"))
+                      + " its own bare start's min / median / max")
     return 0
 
 
 def measure(tree: Path, root: Path, args: argparse.Namespace) -> dict:
     """Both versions installed and their hooks timed, interleaved."""
     cases: dict[str, Case] = {}
+    sessions: dict[str, GrowingSession] = {}
     for tag, source in (("before", tree), ("after", REPO)):
         venv = venv_of(source, root / tag)
         home = root / tag / "home"
@@ -178,7 +191,7 @@ def measure(tree: Path, root: Path, args: argparse.Namespace) -> dict:
 
         hook = [str(venv / "bin" / "context-hook")]
         cases[f"{tag}: bare"] = Case([str(venv / "bin" / "python"), "-c", "pass"], env)
-        session = GrowingSession(home)
+        session = sessions[tag] = GrowingSession(home)
         for event in ("stop", "pre-compact"):
             cases[f"{tag}: {event}, a growing real session"] = Case(
                 [*hook, event, "--harness", "claude-code"], env, lambda e=event, s=session: s.payload(e), session.grow)
@@ -194,11 +207,14 @@ def measure(tree: Path, root: Path, args: argparse.Namespace) -> dict:
             big_env, big_stamp = large_home(venv, root / tag / "large", args.entries)
             cases[f"{tag}: prompt, {args.entries} entries"] = hook_latency.prompt_case(
                 venv / "bin" / "context-hook", big_env, big_stamp, hook_latency.PROMPTS, 1)
+        for name, case in cases.items():
+            if name.startswith(tag):
+                case.after = lambda v=venv: settled(v)
     result = interleaved(cases, args.runs, baseline="after: bare")
     for tag in ("before", "after"):
         for event in ("stop", "pre-compact"):
             result[f"{tag}: {event} searchable"] = searchable_ms(cases[f"{tag}: {event}, a growing real session"],
-                                                                root / tag / "home", 5)
+                                                                sessions[tag], root / tag / "home", 5)
     return result
 
 
