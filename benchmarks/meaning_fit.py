@@ -22,21 +22,31 @@ from pathlib import Path
 
 from benchmarks import quality
 from harnesslink_core.paths import locations
-from harnesslink_core.recall import encoded, encoder_client, index
+from harnesslink_core.recall import decide, encoded, encoder_client, index
+from harnesslink_core.recall.candidates import NEAREST_ASKED
+from harnesslink_core.recall.nearby import Nearby
 from harnesslink_core.recall.matches import find_matches
 from harnesslink_core.store.scope import scope_for
 
 
 class Answered:
-    """An encoder's answer already in hand (`encoder_client.Encoding`'s interface)."""
+    """An encoder's answer already in hand (`encoder_client.Encoding`'s interface); with `nearby` (the corpus
+    index's vectors, `nearby.Nearby`), the scope's entries nearest the prompt too, as the encoder answers them."""
 
-    def __init__(self, vector: list[float] | None) -> None:
+    def __init__(self, vector: list[float] | None, nearby: Nearby | None = None,
+                 projects: list[str] | None = None) -> None:
         self._vector = vector
         self.took_ms = 0.0 if vector else None
         self.why = "" if vector else "none"
+        self._nearest = (nearby.nearest(vector, projects, NEAREST_ASKED) if vector and nearby and projects
+                         else None)
+        self.in_scope = nearby.in_scope(projects) if nearby and projects else 0
 
     def vectors(self) -> list[list[float]] | None:
         return [self._vector] if self._vector else None
+
+    def nearest(self) -> list[tuple[int, float]] | None:
+        return self._nearest if self._vector else None
 
 
 def serving(env: dict[str, str]) -> subprocess.Popen:
@@ -67,30 +77,48 @@ def fill(home: Path) -> None:
         conn.close()
 
 
-def ask_all(home: Path, data: dict, qset: dict, vectors: dict[str, list[float]]) -> list[dict]:
-    """Each query's candidates (path, encoder cosine, lexical verdict) and what each decision gave."""
+def questions(home: Path, data: dict, qset: dict) -> list[tuple[str, list[str], frozenset[str]]]:
+    """Each query of the set as asked in this corpus: its text, the projects in scope, the entries that answer it."""
     locs = locations(quality.env_for(home))
     conn = index.connect(locs, create=False)
-    records = []
     try:
         targets = quality._target_paths(conn, data)
-        by_id = {t["id"]: t for t in data["targets"]}
-        asked = [(q["query"], by_id[q["target"]]["project"], targets[q["target"]]) for q in qset["queries"]]
-        asked += [(q["query"], q["project"], frozenset()) for q in qset["never_done"]]
-        for text, project, wanted in asked:
-            projects = scope_for(locs, quality.cwd_of(project))
-            plain = find_matches(conn, text, projects, session_id="bench-query")
-            judged = find_matches(conn, text, projects, session_id="bench-query", encoding=Answered(vectors[text]))
-            records.append({
-                "query": text, "wanted": sorted(wanted),
-                "plain": [h.path for h in plain.hits], "judged": [h.path for h in judged.hits],
-                "candidates": [{"path": c.hit.path, "cosine": c.encoded, "bm25": round(c.hit.score, 2),
-                                "coverage": round(c.coverage, 3), "answers": c.hit.path in wanted}
-                               for c in judged.features.values()],
-            })
     finally:
         conn.close()
-    return records
+    by_id = {t["id"]: t for t in data["targets"]}
+    asked = [(q["query"], by_id[q["target"]]["project"], targets[q["target"]]) for q in qset["queries"]]
+    asked += [(q["query"], q["project"], frozenset()) for q in qset["never_done"]]
+    return [(text, scope_for(locs, quality.cwd_of(project)), wanted) for text, project, wanted in asked]
+
+
+def record(conn, nearby: Nearby, text: str, projects: list[str], wanted: frozenset[str],
+           vector: list[float] | None) -> dict:
+    """One query's candidates (path, encoder cosine, lexical verdict), its neighbourhood (the cosines of the
+    scope's nearest entries) and what each decision gave."""
+    plain = find_matches(conn, text, projects, session_id="bench-query")
+    answered = Answered(vector, nearby, projects)
+    judged = find_matches(conn, text, projects, session_id="bench-query", encoding=answered)
+    return {
+        "query": text, "wanted": sorted(wanted),
+        "nearby": [round(cosine, 4) for _, cosine in answered.nearest() or []], "in_scope": answered.in_scope,
+        "plain": [h.path for h in plain.hits], "judged": [h.path for h in judged.hits],
+        "candidates": [{"path": c.hit.path, "cosine": c.encoded, "bm25": round(c.hit.score, 2),
+                        "coverage": round(c.coverage, 3), "answers": c.hit.path in wanted}
+                       for c in judged.features.values()],
+    }
+
+
+def ask_all(home: Path, data: dict, qset: dict, vectors: dict[str, list[float]]) -> list[dict]:
+    """Every query of the set, as `record` makes it."""
+    asked = questions(home, data, qset)
+    locs = locations(quality.env_for(home))
+    conn = index.connect(locs, create=False)
+    nearby = Nearby(str(locs.index_file))
+    try:
+        return [record(conn, nearby, text, projects, wanted, vectors[text]) for text, projects, wanted in asked]
+    finally:
+        nearby.close()
+        conn.close()
 
 
 def score(records: list[dict], key: str) -> tuple[float, float]:
@@ -121,7 +149,8 @@ def query_vectors(texts: list[str]) -> dict[str, list[float]]:
             server.wait(10)
 
 
-def simulate(record: dict, margin: float, threshold: float, near: float, prior: float, words: float) -> list[str]:
+def simulate(record: dict, margin: float, threshold: float, near: float, prior: float, words: float,
+             local: float) -> list[str]:
     """What `decide.judge_by_meaning` gives for this record under these constants (copies not folded)."""
     judged = [c for c in record["candidates"] if c["cosine"] is not None]
     if not judged:
@@ -132,7 +161,9 @@ def simulate(record: dict, margin: float, threshold: float, near: float, prior: 
     top = judged[0]
     others = [c["cosine"] for c in judged[1:]]
     runner = max(others) if others else min(top["cosine"], prior)
-    if scores[top["path"]] + margin * (top["cosine"] - runner) < threshold:
+    around = decide.neighbourhood(record.get("nearby"))
+    judge = scores[top["path"]] + margin * (top["cosine"] - runner) - local * (around - decide.NEIGHBOURHOOD_PRIOR)
+    if judge < threshold:
         return []
     return [c["path"] for c in judged if scores[c["path"]] >= scores[top["path"]] - near][:3]
 
@@ -143,25 +174,49 @@ def fit(dumped: dict[str, list[dict]]) -> dict:
     import itertools
 
     best: tuple = (-1.0,)
-    grid = itertools.product((0.0, 0.25, 0.5, 1.0), (0.05, 0.1, 0.2), (0.1, 0.2), (0.0, 0.1, 0.2, 0.3, 0.5))
-    for margin, near, prior, words in grid:
-        for step in range(20, 90, 2):
+    grid = itertools.product((0.0, 0.25, 0.5, 1.0), (0.1, 0.2), (decide.RUNNER_UP_PRIOR,), (0.3, 0.5),
+                             (0.0, 0.5, 1.0, 1.5, 2.0))
+    for margin, near, prior, words, local in grid:
+        for step in range(20, 100, 2):
             threshold = step / 100
             total = 0.0
             for records in dumped.values():
                 for r in records:
-                    r["fit"] = simulate(r, margin, threshold, near, prior, words)
+                    r["fit"] = simulate(r, margin, threshold, near, prior, words, local)
                 total += sum(score(records, "fit"))
             if total > best[0]:
-                best = (total, margin, threshold, near, prior, words)
-    _, margin, threshold, near, prior, words = best
+                best = (total, margin, threshold, near, prior, words, local)
+    _, margin, threshold, near, prior, words, local = best
     per_set = {}
     for name, records in dumped.items():
         for r in records:
-            r["fit"] = simulate(r, margin, threshold, near, prior, words)
+            r["fit"] = simulate(r, margin, threshold, near, prior, words, local)
         per_set[name] = {"words": score(records, "plain"), "fitted": score(records, "fit")}
     return {"margin": margin, "threshold": threshold, "near": near, "prior": prior, "words_chose": words,
-            "sum": round(best[0], 3), "sets": per_set}
+            "local": local, "sum": round(best[0], 3), "sets": per_set,
+            "drift": {f"local {weight:g}": drift(dumped, margin, near, prior, words, weight) for weight in (0.0, local)}}
+
+
+def drift(dumped: dict[str, list[dict]], margin: float, near: float, prior: float, words: float,
+          local: float) -> dict[str, float]:
+    """The threshold that suits each bank size best (banks of one to five, the sets' own, 1,000+ per project),
+    the other constants held: how far one threshold would have to move with the bank's size."""
+    sizes: dict[str, list[list[dict]]] = {}
+    for name, records in dumped.items():
+        size = "small" if name.endswith("(small)") else "large" if name.endswith("(large)") else "own"
+        sizes.setdefault(size, []).append(records)
+    best = {}
+    for size, groups in sizes.items():
+        totals = []
+        for step in range(20, 100, 2):
+            total = 0.0
+            for records in groups:
+                for r in records:
+                    r["fit"] = simulate(r, margin, step / 100, near, prior, words, local)
+                total += sum(score(records, "fit"))
+            totals.append((total, step / 100))
+        best[size] = max(totals)[1]
+    return best
 
 
 DEVELOPMENT = ("queries", "heldout", "unseen", "blind", "sixth", "seventh", "eighth")
@@ -174,10 +229,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(names),
                         help="a set (repeatable; default: the development sets)")
     parser.add_argument("--dump", type=Path, help="write every query's candidates here (JSON)")
-    parser.add_argument("--fit", type=Path, help="fit the judge's constants on a dump (development sets only)")
+    parser.add_argument("--fit", type=Path, nargs="+",
+                        help="fit the judge's constants on dumps (development sets only: this one's, bank_sizes'")
     args = parser.parse_args(argv)
     if args.fit:
-        print(json.dumps(fit(json.loads(args.fit.read_text())), indent=2))
+        dumped = {name: records for path in args.fit for name, records in json.loads(path.read_text()).items()}
+        print(json.dumps(fit(dumped), indent=2))
         return 0
     chosen = tuple(names[n] for n in (args.sets or DEVELOPMENT))
     plan = [(suffix, planted, [s for s in asked if s in chosen]) for suffix, planted, asked in quality.CORPORA]

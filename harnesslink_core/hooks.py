@@ -38,7 +38,7 @@ EVENTS = {
     "stop": "Stop",
     "pre-compact": "PreCompact",
 }
-# the package face's copy of harnesses.registry.WIRED: the prompt hook may not import harnesses/ (tests/hooks/test_hot_path.py)
+# the package face's copy of harnesses.registry.WIRED: the prompt hook may not import harnesses/ (test_hot_path.py)
 HARNESS_IDS = WIRED_HARNESS_IDS
 PLAIN_ANSWER = ("pi", "omp")  # our extension reads {"additionalContext"}; the others answer as Claude Code does
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")

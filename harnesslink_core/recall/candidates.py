@@ -19,6 +19,9 @@
    which of its terms it contains in the prompt's own words (no related word), and how close its
    meaning is to the prompt's. Last, what this session was given already (its content
    fingerprints), to recognise copies of it.
+4. With the encoder's answer: the scope's entries nearest the prompt by meaning, whatever its size (the
+   encoder holds the index's vectors, recall/nearby.py), the `NEAREST` the words did not find added as
+   candidates, their cosines kept as the prompt's neighbourhood (`Pool.nearby`), and each candidate's cosine.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ RECOUNT_CAP = 4000  # how far a term at COMMON_CAP is counted further, to learn 
 SELECTIVE_SCOPE = 4  # the scope token filters the FTS5 query when the scope is under 1/4 of the index
 CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
-SCAN_ALL = 300  # a scope this small is read whole for the entries nearest the prompt by the encoder's vectors
-NEAREST = 3  # such entries the words did not find, added as candidates
+NEAREST = 3  # the entries nearest the prompt by the encoder's vectors that the words did not find, added as candidates
+NEAREST_ASKED = 16  # the encoder is asked for this many (some may be the session's own, or out of scope)
 COMMON_WINDOW = 5_000  # the newest entries searched when every word searched is in COMMON_CAP entries or more
 
 
@@ -174,12 +177,13 @@ def gather(conn, terms: list[Term], projects: list[str], *, session_id: str | No
     candidate has an encoder vector to compare it with."""
     weighed = weigh(conn, terms, projects)
     pool = Pool([t.label for t in weighed.found], weighed.counts, weighed.idf, [t.label for t in weighed.absent])
+    pool.projects = projects
     if not weighed.searched:
         if weighed.found:
             pool.skipped = (f"every term is in {COMMON_CAP} entries and {COMMON_SHARE:.0%} of the scope or "
                             "more: nothing tells one entry from another")
-        elif encoding is not None and 0 < scope_size(conn, projects) <= SCAN_ALL:
-            pool.candidates = _nearest(conn, weighed, [], projects, encoding, session_id, excluded)
+        elif encoding is not None:
+            pool.candidates = _nearest(conn, weighed, [], pool, encoding, session_id, excluded)
             _encoder_cosines(conn, pool.candidates, encoding)
         return pool
     required = decide.required_terms(len(weighed.found))
@@ -197,8 +201,8 @@ def gather(conn, terms: list[Term], projects: list[str], *, session_id: str | No
     if (split is not None and not common_only
             and sum(1 for c in found if decide.floor(c, required, pool.absent) is None) < limit):
         found += window((None, split))
-    if encoding is not None and weighed.size <= SCAN_ALL:
-        found += _nearest(conn, weighed, found, projects, encoding, session_id, excluded)
+    if encoding is not None:
+        found += _nearest(conn, weighed, found, pool, encoding, session_id, excluded)
     pool.candidates = found
     if found and encoding is not None:
         _encoder_cosines(conn, found, encoding)
@@ -236,22 +240,26 @@ def _features(conn, weighed: Weighed, hits: list[Hit], required: int, prompt: st
     return found
 
 
-def _nearest(conn, weighed: Weighed, found: list[Candidate], projects: list[str], encoding,
+def _nearest(conn, weighed: Weighed, found: list[Candidate], pool: Pool, encoding,
              session_id: str | None, excluded: set[str]) -> list[Candidate]:
-    """The entries closest in meaning to the prompt by the encoder's vectors that the words did not find, as
-    candidates with no matched term, in a scope small enough to read whole (`SCAN_ALL`): a paraphrase that
-    shares no word with its entry. Waits for the encoder's answer only when the scope has its vectors."""
+    """The entries closest in meaning to the prompt that the words did not find, as candidates with no matched
+    term (a paraphrase that shares no word with its entry), whatever the scope's size: the encoder answers
+    them from the index's vectors it holds (recall/nearby.py). Their cosines are the prompt's neighbourhood
+    (`Pool.nearby`), which the judge reads the best cosine against. Waits for the encoder's answer only when
+    the index has its vectors."""
     from . import encoded
 
     if not encoded.any_made(conn):
         return []
-    answer = encoding.vectors()
-    if not answer:
+    near = encoding.nearest()
+    if near is None:
         return []
+    pool.nearby = [cosine for _, cosine in near]
+    pool.in_scope = encoding.in_scope
     have = {c.hit.doc_id for c in found}
-    near = [doc_id for doc_id, _ in encoded.nearest(conn, answer[0], projects, NEAREST + len(have))
-            if doc_id not in have][:NEAREST]
-    hits = with_text(conn, hits_of(conn, near, projects, exclude_session=session_id or None, exclude_paths=excluded))
+    ids = [doc_id for doc_id, _ in near if doc_id not in have]
+    hits = with_text(conn, hits_of(conn, ids, pool.projects, exclude_session=session_id or None,
+                                   exclude_paths=excluded)[:NEAREST])
     for hit in hits:
         hit.matched = []
     return [Candidate(hit, set(), weighed.words, 0.0, 0.0) for hit in hits]

@@ -56,11 +56,19 @@ CLEAR_WINNER = 2.5  # bm25 times the next answer's that lets in a match whose te
 CLEAR_WINNER_OWN_WORDS = 2  # the prompt's own words (not related ones) a clear winner must contain
 RARE_ENTRIES = 2  # a prompt word in this many entries of the scope or fewer names one piece of work
 # The judge by meaning, when the encoder answered and candidates have its vectors (`judge_by_meaning`):
-# fitted on the development sets (benchmarks/meaning_fit.py --fit: each set's hit@3 plus never-done quiet, summed)
-MEANING_THRESHOLD = 0.74  # what the best candidate's judge (its score plus its margin) must reach
-MEANING_MARGIN = 0.5  # the weight of the best cosine's margin over the runner-up's in the judge
-WORDS_CHOSE = 0.5  # added to the cosine of a candidate the words chose (`decide_by_words`)
+# fitted on the development sets, each at its own size, in banks of one to five entries and among 1,000 entries
+# of real work per project (benchmarks/meaning_fit.py --fit on its dump and benchmarks/bank_sizes.py's: each set's
+# hit@3 plus never-done quiet, summed)
+MEANING_THRESHOLD = 0.46  # what the best candidate's judge (its score plus its margin) must reach
+MEANING_MARGIN = 0.25  # the weight of the best cosine's margin over the runner-up's in the judge
+WORDS_CHOSE = 0.3  # added to the cosine of a candidate the words chose (`decide_by_words`)
 RUNNER_UP_PRIOR = 0.1  # the runner-up's cosine when there is none (a bank of one or two entries)
+# The prompt's neighbourhood: a large bank holds more entries fairly close to any prompt, so the best cosine of a
+# prompt about work never done rises with the bank's size; the judge reads the best cosine against the mean of
+# the scope's nearest entries after the best (CSLS-style local scaling), so one threshold holds at every size.
+MEANING_LOCAL = 0.5  # the weight of the neighbourhood's mean (over NEIGHBOURHOOD_PRIOR) taken off the judge
+NEIGHBOURS = 10  # the nearest entries after the best whose mean cosine is the neighbourhood
+NEIGHBOURHOOD_PRIOR = 0.1  # the cosine of a neighbour a small bank does not have
 MEANING_NEAR = 0.2  # how far under the best score another candidate may be and still be given
 RARE_WORD_MEANING = 0.15  # the cosine a rare word's entry needs (on the development sets: the rare-word
 # entries that answered were at 0.20 and over but one; those that did not, at 0.17 and under)
@@ -107,7 +115,8 @@ class Pool:
     `candidates` with their features, newest window first, and `given`: the fingerprints of what this
     session was given already. `skipped`: why nothing was searched, when so."""
 
-    __slots__ = ("absent", "candidates", "counts", "given", "idf", "skipped", "terms")
+    __slots__ = ("absent", "candidates", "counts", "given", "idf", "in_scope", "nearby", "projects", "skipped",
+                 "terms")
 
     def __init__(self, terms: list[str], counts: dict[str, int], idf: dict[str, float], absent: list[str]) -> None:
         self.terms = terms
@@ -117,6 +126,9 @@ class Pool:
         self.candidates: list[Candidate] = []
         self.given = SketchIndex()
         self.skipped: str | None = None
+        self.projects: list[str] = []
+        self.nearby: list[float] | None = None  # the cosines of the scope's entries nearest the prompt, best first
+        self.in_scope = 0  # the entry vectors the scope holds (the encoder's count)
 
 
 def required_terms(n_terms: int) -> int:
@@ -169,7 +181,7 @@ class Decision:
         self.counts: dict[str, int] = {}  # entries in scope holding each term
         self.idf: dict[str, float] = {}
         self.absent: list[str] = []
-        self.judge: tuple[float, float, float] | None = None  # by meaning: best cosine, runner-up's, judge
+        self.judge: tuple[float, float, float, float] | None = None  # best cosine, runner-up's, neighbourhood, judge
 
     def __repr__(self) -> str:
         return f"Decision(terms={self.terms}, hits={self.hits}, rejected={self.rejected}, skipped={self.skipped!r})"
@@ -192,10 +204,11 @@ class Decision:
         if not self.features:
             return []
         if self.judge is not None:
-            best, runner, judge = self.judge
+            best, runner, around, judge = self.judge
             return [f"judged by meaning (the encoder's cosine): score = cosine + {WORDS_CHOSE:g} if the words chose "
                     f"it; judge = the best's score + {MEANING_MARGIN:g} x (its cosine {best:.2f} - the runner-up's "
-                    f"{runner:.2f}) = {judge:.2f}, threshold {MEANING_THRESHOLD:g}; each match within {MEANING_NEAR:g} "
+                    f"{runner:.2f}) - {MEANING_LOCAL:g} x (the neighbourhood's {around:.2f} - {NEIGHBOURHOOD_PRIOR:g}) "
+                    f"= {judge:.2f}, threshold {MEANING_THRESHOLD:g}; each match within {MEANING_NEAR:g} "
                     f"of the best score, at most {self.limit}; a candidate without an encoder vector keeps the words' "
                     "verdict"]
         terms = ", ".join(f"{label} {self.counts[label]} (idf {self.idf[label]:.2f})" for label in self.terms)
@@ -308,7 +321,8 @@ def judge_by_meaning(pool: Pool, by_words: Decision) -> Decision:
     """The decision when the encoder answered. Each candidate's score is its cosine with the prompt, plus
     `WORDS_CHOSE` when the words chose it (`by_words`); the best's judge is its score plus `MEANING_MARGIN`
     times its cosine's margin over the runner-up's (another content's; `RUNNER_UP_PRIOR` when there is none),
-    against one threshold; a match is given only within `MEANING_NEAR` of the best score. A candidate without
+    less `MEANING_LOCAL` times the prompt's `neighbourhood` over its prior, against one threshold at every
+    bank size; a match is given only within `MEANING_NEAR` of the best score. A candidate without
     an encoder vector yet (banked since the last fill) keeps what the words said of it."""
     decision = Decision(pool.terms, pool.skipped)
     decision.required, decision.limit, decision.features = by_words.required, by_words.limit, by_words.features
@@ -325,16 +339,18 @@ def judge_by_meaning(pool: Pool, by_words: Decision) -> Decision:
     cosines = sorted((f[0].encoded for f in families if f[0].encoded is not None), reverse=True)
     top = families[0][0]
     runner = cosines[1] if len(cosines) > 1 else min(cosines[0], RUNNER_UP_PRIOR)
-    judge = scored(top) + MEANING_MARGIN * ((top.encoded or 0.0) - runner)
-    decision.judge = (top.encoded or 0.0, runner, judge)
+    around = neighbourhood(pool.nearby)
+    judge = (scored(top) + MEANING_MARGIN * ((top.encoded or 0.0) - runner)
+             - MEANING_LOCAL * (around - NEIGHBOURHOOD_PRIOR))
+    decision.judge = (top.encoded or 0.0, runner, around, judge)
     for family in families:
         c = family[0]
         if c.encoded is None:
             verdict = None if c.hit.doc_id in chose else said.get(c.hit.doc_id, "not chosen by the words")
         elif judge < MEANING_THRESHOLD:
             verdict = (f"by meaning, nothing here answers the prompt: judge {judge:.2f} (cosine {top.encoded:.2f}, "
-                       f"runner-up {runner:.2f}{', chosen by the words' if top.hit.doc_id in chose else ''}) "
-                       f"under {MEANING_THRESHOLD:g}")
+                       f"runner-up {runner:.2f}, neighbourhood {around:.2f}"
+                       f"{', chosen by the words' if top.hit.doc_id in chose else ''}) under {MEANING_THRESHOLD:g}")
         elif scored(c) < scored(top) - MEANING_NEAR:
             verdict = f"score {scored(c):.2f}, more than {MEANING_NEAR:g} under the best's {scored(top):.2f}"
         else:
@@ -347,6 +363,14 @@ def judge_by_meaning(pool: Pool, by_words: Decision) -> Decision:
         _settle(decision, c, family, verdict,
                 f"by meaning: cosine {c.encoded:.2f}{words}" if c.encoded is not None else "by the words")
     return decision
+
+
+def neighbourhood(nearby: list[float] | None) -> float:
+    """The mean cosine of the scope's `NEIGHBOURS` entries nearest the prompt after the best (`nearby`: the
+    encoder's cosines, best first), a neighbour the bank does not have counted at `NEIGHBOURHOOD_PRIOR`
+    (none known: the prior alone)."""
+    around = list((nearby or [])[1:1 + NEIGHBOURS])
+    return (sum(around) + NEIGHBOURHOOD_PRIOR * (NEIGHBOURS - len(around))) / NEIGHBOURS
 
 
 def _families(ranked: list[Candidate]) -> list[list[Candidate]]:

@@ -154,18 +154,3 @@ def cosine(vector: list[float], stored: list[int]) -> float:
     norm = math.sqrt(sum(b * b for b in stored))
     return dot / norm if norm else 0.0
 
-
-def nearest(conn: sqlite3.Connection, vector: list[float], projects: list[str], limit: int) -> list[tuple[int, float]]:
-    """The `limit` entries of these projects closest to `vector` by their encoder vectors, (doc id, cosine)
-    best first: every vector in scope is read, so only for a small scope (`candidates.SCAN_ALL`)."""
-    marks = ",".join("?" * len(projects))
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'encoder_model'").fetchone()
-        if not projects or row is None or row[0] != model_stamp():
-            return []
-        rows = conn.execute(f"SELECT d.id, e.vec FROM docs d JOIN encoded e ON {CURRENT}"
-                            f" WHERE d.project IN ({marks})", projects).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    scored = [(doc_id, cosine(vector, [b - BIAS for b in blob])) for doc_id, blob in rows]
-    return sorted(scored, key=lambda pair: -pair[1])[:limit]
