@@ -132,7 +132,7 @@ class Server:
                     self._serve(key.fd, events)
             self._drop_late()
             if self.nearby is not None and not self.clients:
-                self._reload_nearby()
+                self._reload_nearby(self.nearby)
         return self.stopping
 
     def _load_nearby(self) -> None:
@@ -143,10 +143,10 @@ class Server:
             note(f"reading the entry vectors failed: {type(exc).__name__}")
             self.nearby = None
 
-    def _reload_nearby(self) -> None:
+    def _reload_nearby(self, nearby: Nearby) -> None:
         """The index's vectors read again after the answer that found them changed, not before it."""
         try:
-            self.nearby.reload_if_due()
+            nearby.reload_if_due()
         except Exception as exc:  # noqa: BLE001 - the next request that asks reads them again
             note(f"reading the entry vectors failed: {type(exc).__name__}")
             self.nearby = None
