@@ -23,3 +23,9 @@ Nothing is imported here: the prompt hook must stay cheap to start.
 """
 
 __version__ = "0.1.0"
+
+# harnesses/registry.py's IDS and WIRED, spelled out for the modules that may not import it: the hooks (their
+# allow-list), the memory server's start-up and config.py (a foundation). tests/harnesses/test_one_registry.py
+# holds them to the registry.
+HARNESS_IDS = ("claude-code", "codex", "pi", "omp", "antigravity")
+WIRED_HARNESS_IDS = ("claude-code", "codex", "pi", "omp")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 
+from . import HARNESS_IDS as ALL_HARNESSES
 from . import wirejson
 from .errors import ConfigError
 from .safefile import read_regular
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
     from .paths import Locations
 
-# harnesses.registry.IDS, spelled out: a foundation may not import harnesses/ (tests/test_layers.py)
-ALL_HARNESSES = ("claude-code", "codex", "pi", "omp", "antigravity")
 CONFIG_CACHE = "config-cache.json"  # control/exclusion.py reads its globs from it
 MAX_CONFIG_BYTES = 32 * 1024  # a real config is a few lines; 200 globs of 100 characters fit
 MAX_DEPTH = 32

@@ -25,7 +25,7 @@ import json
 import os
 import sys
 
-from . import __version__
+from . import WIRED_HARNESS_IDS, __version__
 from .memory_tools import ToolError
 from .paths import Locations, locations
 from .wirejson import may_hold_surrogates, without_lone_surrogates
@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, BinaryIO
 
-# harnesses.registry.WIRED, spelled out: start-up may not import harnesses/ (tests/mcp_server/test_mcp_server.py)
-HARNESSES = ("claude-code", "codex", "pi", "omp")
+# the package face's copy of harnesses.registry.WIRED: start-up may not import harnesses/
+# (tests/mcp_server/test_mcp_server.py)
+HARNESSES = WIRED_HARNESS_IDS
 
 # Newest first; a client asking for one of these gets it back, anything else gets the newest.
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")

@@ -23,6 +23,7 @@ from typing import Any
 from .. import __version__
 from ..errors import Refused
 from ..fastsqlite import connect
+from ..harnesses import registry
 from ..harnesses.claude_code import plugin as claude_plugin
 from ..harnesses.codex import plugin as codex_plugin
 from ..paths import Locations
@@ -95,7 +96,7 @@ def collect(locs: Locations) -> Report:
             checks += _hook_runs(locs, name)
             if name == "codex":
                 checks.append(_codex_trust(locs))
-            if by_install.ok and name in ("claude-code", "codex"):
+            if by_install.ok and name in registry.MCP_SERVED:
                 checks.append(_tools_list(locs, venv_cli, name, "python install.py (it makes the private venv again)"))
             elif plugin is not None:
                 checks.append(_plugin_server(locs, name))

@@ -32,6 +32,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from .. import errors, log
+from ..harnesses import registry
 from ..paths import Locations
 from ..recall import index, overview
 from ..recall.ask import ask
@@ -51,8 +52,8 @@ TIMELINE_PAGE = 100
 NEWEST_ENTRIES = 15  # on the first page, across the projects
 SEARCH_LIMIT = 20
 CHART_DAYS = 60
-HARNESSES = ("claude-code", "codex", "pi", "omp")
-COLOURS = {"claude-code": "#d97757", "codex": "#10a37f", "pi": "#8250df", "omp": "#1f6feb", "antigravity": "#bf8700"}
+HARNESSES = registry.WIRED  # a brief is for a harness that starts sessions
+COLOURS = registry.COLOURS
 OTHER_COLOUR = "#8c959f"
 # the page's own stylesheet and forms, nothing else: no script runs, whatever an entry holds
 POLICY = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"

@@ -13,7 +13,8 @@ checker holds every reader to the protocol of `base.py`.
 
 The hooks, the memory server's start-up and config.py may not import this module (the hooks' allow-list,
 the layers): they take the ids from the package's face (harnesslink_core/__init__.py), which
-tests/harnesses/test_registry.py holds to these.
+tests/harnesses/test_registry.py holds to these; no other module spells out a list of harness ids
+(tests/harnesses/test_one_registry.py).
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ MODULES: dict[str, Callable[[], Harness]] = {
     "antigravity": _antigravity,
 }
 READ_ONLY = frozenset({"antigravity"})  # read, never wired: no hooks, no tools, no session to resume (SPEC §1)
-PLUGINS = frozenset({"claude-code", "codex"})  # also shipped as plugins/harnesslink: their folders hold plugin.py
+# their memory tools come from our MCP server (`harnesslink mcp`); pi's and omp's extension registers them itself
+MCP_SERVED = frozenset({"claude-code", "codex"})
 # the viewer draws each harness in its colour, in this order
 COLOURS = {"claude-code": "#d97757", "codex": "#10a37f", "pi": "#8250df", "omp": "#1f6feb", "antigravity": "#bf8700"}
 IDS = tuple(MODULES)

@@ -15,7 +15,7 @@ from .files import FileChange
 
 class Wiring(Protocol):
     @property
-    def NAME(self) -> str:  # noqa: N802 - read-only, so a frozen dataclass (harnesses/pi_family/wiring.py) satisfies it as a module does
+    def NAME(self) -> str:  # noqa: N802 - read-only, so a frozen dataclass (pi_family/wiring.py) satisfies it as a module does
         ...
 
     def target(self, locs: Locations) -> Path:

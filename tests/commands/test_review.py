@@ -340,7 +340,8 @@ def test_no_memory_tool_can_confirm_or_review() -> None:
         said = [name, *tool["inputSchema"]["properties"]]
         assert not [w for w in said if any(word in w.lower() for word in words)], name
     package = REPO / "harnesslink_core"
-    for module in (package / "memory_tools.py", package / "mcp_server.py", package / "wiring" / "extension.ts"):
+    extension = package / "harnesses" / "pi_family" / "extension.ts"
+    for module in (package / "memory_tools.py", package / "mcp_server.py", extension):
         text = module.read_text(encoding="utf-8")
         assert "commands.review" not in text and "commands import review" not in text
         if module.suffix == ".py":

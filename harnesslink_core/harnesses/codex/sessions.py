@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import reader
 from ...paths import Locations
 from ...sessions.base import (
     Estimate,
@@ -29,6 +28,7 @@ from ...sessions.base import (
     tokens_of,
     uuid_in,
 )
+from . import reader
 
 NAME = reader.NAME
 EXECUTABLE = "codex"

@@ -12,11 +12,11 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from . import reader
 from ...paths import Locations
 from ...wiring import hooks_json, mcp
 from ...wiring.base import detect_by
 from ...wiring.files import FileChange
+from . import reader
 
 NAME = reader.NAME
 home = reader.home

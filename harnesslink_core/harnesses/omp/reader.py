@@ -25,8 +25,8 @@ from typing import Any
 
 from ...model import Reading
 from ...paths import Locations
-from ..pi_family import reader as pi_family
 from ..base import LongLine, all_readable
+from ..pi_family import reader as pi_family
 
 NAME = "omp"
 unreadable = all_readable

@@ -13,8 +13,8 @@ from typing import Any
 
 from ...model import Reading
 from ...paths import Locations
-from ..pi_family import reader as pi_family
 from ..base import LongLine, all_readable
+from ..pi_family import reader as pi_family
 
 NAME = "pi"
 unreadable = all_readable

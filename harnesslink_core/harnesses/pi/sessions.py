@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import reader
 from ...paths import Locations
-from ..pi_family import sessions as pi_family
 from ...sessions.base import Session
+from ..pi_family import sessions as pi_family
 from ..pi_family.sessions import id_from_name  # noqa: F401 - part of this module's interface
+from . import reader
 
 NAME = reader.NAME
 EXECUTABLE = "pi"

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import reader
 from ...sessions.base import Estimate, Session, estimate_from_tail, head_records, number, one_line, tokens_of, uuid_in
+from . import reader
 
 USAGE_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
 HEADER_BYTES = 64 * 1024
