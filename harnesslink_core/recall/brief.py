@@ -256,6 +256,7 @@ def _harness_memory(locs: Locations, cwd: str, harness: str) -> list[Section]:
             )
     if harness != "claude-code":  # Claude Code loads its own MEMORY.md
         claude_home = locs.env_folder("CLAUDE_CONFIG_DIR", os.path.join(locs.home_path, ".claude"))
+        # harnesses/claude_code/reader.project_folder_name, spelled out: session start may not import harnesses/
         encoded = "".join(c if c.isascii() and c.isalnum() else "-" for c in os.path.abspath(cwd))
         memory = os.path.join(claude_home, "projects", encoded, "memory", "MEMORY.md")
         text = _read(memory).strip()

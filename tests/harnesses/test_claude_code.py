@@ -245,3 +245,17 @@ def test_a_stop_hook_that_blocks_keeps_the_turn_open(tmp_path: Path) -> None:
     )
     (turn,) = turns_of(path)
     assert not turn.closed and turn.result.endswith("Ran them again: all 40 pass.")
+
+
+@pytest.mark.parametrize("cwd", ["/home/dev/shop", "/home/dév/my project.v2/ü_x", "/srv/a--b/C3~"])
+def test_the_sessions_and_the_brief_find_a_project_folder_where_the_reader_names_it(tmp_path: Path, cwd: str):
+    """The encoding is the reader's; the session-start brief's lean copy of it finds the same MEMORY.md."""
+    from harnesslink_core.harnesses.claude_code import sessions
+    from harnesslink_core.recall.brief import build_brief
+
+    locs = locations({"HOME": str(tmp_path)})
+    folder = claude_code.home(locs) / "projects" / claude_code.project_folder_name(cwd)
+    assert sessions.project_folder(locs, cwd) == folder
+    (folder / "memory").mkdir(parents=True)
+    (folder / "memory" / "MEMORY.md").write_text("Use uv for virtualenvs in this repo.\n")
+    assert "Use uv for virtualenvs" in build_brief(locs, cwd, "pi", budget=20000).text

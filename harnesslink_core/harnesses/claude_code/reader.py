@@ -46,6 +46,12 @@ def home(locs: Locations) -> Path:
     return locs.env_path("CLAUDE_CONFIG_DIR", locs.home / ".claude")
 
 
+def project_folder_name(cwd: str) -> str:
+    """The folder under `projects/` that Claude Code keeps a cwd's sessions and memory in: every character but
+    an ASCII letter or digit as `-`. (recall/brief.py spells it out: session start may not import harnesses/.)"""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd)
+
+
 def detect(locs: Locations) -> bool:
     return home(locs).is_dir() or shutil.which("claude", path=locs.env.get("PATH")) is not None
 

@@ -10,14 +10,13 @@ the newest assistant `message.usage` that is not `<synthetic>` (mcp-and-resume.m
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import reader
 from ...paths import Locations
 from ...sessions.base import Estimate, Session, estimate_from_tail, head_records, number, one_line, tokens_of
+from . import reader
 
 NAME = reader.NAME
 EXECUTABLE = "claude"
@@ -27,7 +26,7 @@ USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input
 
 
 def project_folder(locs: Locations, cwd: str) -> Path:
-    return reader.home(locs) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", cwd)
+    return reader.home(locs) / "projects" / reader.project_folder_name(cwd)
 
 
 def transcripts(locs: Locations, cwd: str) -> Iterator[Path]:
