@@ -42,10 +42,12 @@ class Nearby:
 
     def nearest(self, vector, projects: list[str], limit: int) -> list[tuple[int, float]]:
         """The `limit` entries of `projects` closest to `vector` (unit length), (doc id, cosine) best first; the
-        vectors are read first when none are held yet (a later change waits for `reload_if_due`)."""
+        vectors are read first when none are held yet (a later change waits for `reload_if_due`, unless nothing
+        is held to answer from)."""
         np = self._np
-        if not self.loaded:
-            self.reload()
+        if not self.loaded or not len(self.ids):
+            if self.stale():
+                self.reload()
         elif self.stale():
             self.due = True
         codes = [self.codes[p] for p in projects if p in self.codes]

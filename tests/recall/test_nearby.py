@@ -75,9 +75,10 @@ def test_a_change_to_the_index_is_read_after_the_answer_not_before_it(tmp_path):
     locs = make_locs(tmp_path)
     rng = np.random.default_rng(2)
     prompt = unit(rng.normal(size=384))
-    bank(locs, [("app", rng.normal(size=384)) for _ in range(5)])
     nearby = Nearby(str(locs.index_file))
-    assert len(nearby.nearest(prompt, ["app"], 10)) == 5
+    assert nearby.nearest(prompt, ["app"], 10) == []  # no index yet
+    bank(locs, [("app", rng.normal(size=384)) for _ in range(5)])
+    assert len(nearby.nearest(prompt, ["app"], 10)) == 5  # nothing was held to answer from: read at once
     assert not nearby.stale() and not nearby.reload_if_due()
     bank(locs, [("app", prompt)], start=5)  # another connection writes: the held vectors are stale
     assert nearby.stale()

@@ -350,6 +350,28 @@ def test_a_small_bank_stays_quiet_on_work_never_done_that_shares_its_words(small
     assert "# stayed quiet: by meaning, nothing here answers the prompt" in report
 
 
+def test_the_encoder_names_the_scopes_nearest_entries_and_a_bad_ask_gets_the_vector_alone(small_bank):
+    from harnesslink_core.paths import locations
+    from harnesslink_core.store.scope import scope_for
+
+    locs = locations(small_bank)
+    projects = scope_for(locs, APP)
+    asked = client.Encoding(locs, ["which component lets users pick a darker colour scheme?"], 5000,
+                            nearest=projects, limit=3)
+    near = asked.nearest()
+    assert near is not None and len(near) == 3 and asked.in_scope == 3
+    conn = sqlite3.connect(locs.index_path)
+    try:
+        first = conn.execute("SELECT title FROM docs WHERE id = ?", (near[0][0],)).fetchone()[0]
+    finally:
+        conn.close()
+    assert first == "Add a dark mode toggle to the settings page" and near[0][1] > near[1][1] >= near[2][1]
+    assert client.Encoding(locs, ["x"], 5000, nearest=["no-such-project"], limit=3).nearest() == []
+    for bad in ("all", {"projects": "app", "limit": 3}, {"projects": projects, "limit": "3"}):
+        answer = client.ask(locs, {"op": "encode", "texts": ["x"], "nearest": bad}, time.monotonic() + 5, 384 * 4)
+        assert answer is not None and answer[0]["ok"] is True and "nearest" not in answer[0]
+
+
 # the pull fused by score
 
 
