@@ -23,7 +23,7 @@ MOST = 32  # the most entries one answer names
 
 
 class Nearby:
-    """The entry vectors of the index at `path`, by doc id and project, as unit rows of a float32 matrix."""
+    """The entry vectors of the index at `path`, by doc id, as unit rows of a float32 matrix sorted by project."""
 
     def __init__(self, path: str) -> None:
         import numpy
@@ -34,9 +34,9 @@ class Nearby:
         self._file: tuple[int, int] | None = None
         self._version = -1
         self.ids = self._np.zeros(0, dtype=self._np.int64)
-        self.projects = self._np.zeros(0, dtype=self._np.int32)
         self.matrix = self._np.zeros((0, 0), dtype=self._np.float32)
-        self.codes: dict[str, int] = {}
+        self.codes: dict[str, int] = {}  # project -> its span's number
+        self.spans: list[tuple[int, int]] = []  # each project's rows, start and end (rows are sorted by project)
         self.loaded = False
         self.due = False  # the index changed under an answer given from the vectors held
 
@@ -50,22 +50,24 @@ class Nearby:
                 self.reload()
         elif self.stale():
             self.due = True
-        codes = [self.codes[p] for p in projects if p in self.codes]
-        if not codes or not len(self.ids) or limit <= 0:
+        spans = [self.spans[self.codes[p]] for p in dict.fromkeys(projects) if p in self.codes]
+        if not spans or limit <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32)
-        cosines = self.matrix @ query
-        if len(codes) < len(self.codes):
-            cosines = np.where(np.isin(self.projects, codes), cosines, -2.0)
+        if len(spans) == len(self.codes):
+            ids, cosines = self.ids, self.matrix @ query
+        else:  # each project's rows are together: only the scope's are read
+            ids = np.concatenate([self.ids[start:end] for start, end in spans])
+            cosines = np.concatenate([self.matrix[start:end] @ query for start, end in spans])
         limit = min(limit, len(cosines))
         best = np.argpartition(-cosines, limit - 1)[:limit]
         best = best[np.argsort(-cosines[best], kind="stable")]
-        return [(int(self.ids[i]), float(cosines[i])) for i in best if cosines[i] > -2.0]
+        return [(int(ids[i]), float(cosines[i])) for i in best]
 
     def in_scope(self, projects: list[str]) -> int:
         """How many entry vectors the scope holds."""
-        codes = [self.codes[p] for p in projects if p in self.codes]
-        return int(self._np.isin(self.projects, codes).sum()) if codes else 0
+        return sum(end - start for start, end in (self.spans[self.codes[p]] for p in dict.fromkeys(projects)
+                                                   if p in self.codes))
 
     def stale(self) -> bool:
         """Whether the index changed since the vectors were read (or none were)."""
@@ -110,12 +112,14 @@ class Nearby:
 
     def _fill(self, rows: list[tuple[int, str, bytes]]) -> None:
         np = self._np
-        rows = [row for row in rows if len(row[2]) == len(rows[0][2])] if rows else []
-        self.codes = {}
-        for _, project, _ in rows:
-            self.codes.setdefault(project, len(self.codes))
+        rows = sorted((row for row in rows if len(row[2]) == len(rows[0][2])), key=lambda row: row[1]) if rows else []
+        self.codes, self.spans = {}, []
+        for n, (_, project, _) in enumerate(rows):
+            if project not in self.codes:
+                self.codes[project] = len(self.spans)
+                self.spans.append((n, n))
+            self.spans[-1] = (self.spans[-1][0], n + 1)
         self.ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        self.projects = np.fromiter((self.codes[row[1]] for row in rows), dtype=np.int32, count=len(rows))
         if not rows:
             self.matrix = np.zeros((0, 0), dtype=np.float32)
             return
