@@ -185,3 +185,13 @@ def test_a_hook_call_imports_what_it_needs_and_no_more(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == str(["harnesslink_core", "harnesslink_core.harnesses", "harnesslink_core.harnesses.claude_code",
                                "harnesslink_core.harnesses.claude_code.plugin", "harnesslink_core.paths"]) + "\n"
+
+
+def test_the_codex_plugin_builds_its_venv_from_the_folder_holding_the_package(tmp_path: Path) -> None:
+    """Codex copies the plugin without the package: its setup builds from the checkout this code runs from."""
+    from harnesslink_core.harnesses.codex import plugin as codex_plugin
+    from harnesslink_core.paths import locations
+
+    source = Path(codex_plugin.plugin_for(locations({"HOME": str(tmp_path)}), str(tmp_path)).source)
+    assert (source / "harnesslink_core" / "harnesses" / "codex" / "plugin.py").is_file()
+    assert (source / "pyproject.toml").is_file()

@@ -38,8 +38,12 @@ def data_folder(locs: Locations) -> str:
 
 def plugin_for(locs: Locations, root: str) -> Plugin:
     plugin = Plugin(root, data_folder(locs), HARNESS, ("codex",))
-    # the folder holding the package this call runs (a marketplace's checkout, or the venv's site-packages)
-    plugin.source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    # the folder holding the package this call runs (a marketplace's checkout, or the venv's site-packages):
+    # four up from harnesslink_core/harnesses/codex/plugin.py
+    folder = os.path.realpath(__file__)
+    for _ in range(4):
+        folder = os.path.dirname(folder)
+    plugin.source = folder
     return plugin
 
 
