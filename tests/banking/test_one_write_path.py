@@ -78,7 +78,8 @@ def test_what_a_pass_remembers_while_it_reads_is_in_no_module(locs, isolated_hom
     redaction module nor the readers' base module holds a text the pass redacted or the path it reads."""
     from harnesslink_core import redact
     from harnesslink_core.banking.autobank import run_pass
-    from harnesslink_core.harnesses import base, claude_code
+    from harnesslink_core.harnesses import base
+    from harnesslink_core.harnesses.claude_code import reader as claude_code
 
     sessions = []
     for n in range(2):
