@@ -45,6 +45,7 @@ MAX_TEXT_CHARS = 8000  # far more than the model's 256 tokens: what is cut off w
 MAX_CONNECTIONS = 32
 CLIENT_SECONDS = 2.0  # a hook's client sends at once and waits for milliseconds
 MAX_LOG_BYTES = 1 << 20
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")  # read by numpy's BLAS when it loads
 
 
 class Model:
@@ -396,6 +397,7 @@ def serve(locs: Locations, idle_seconds: float | None = None) -> int:
         note("recall.encoder is false in config.yml: not started")
         return 0
     started = time.monotonic()
+    _one_blas_thread()
     try:
         model = Model()
     except Exception as exc:  # noqa: BLE001 - no runtime, no model: the hooks go on without it
@@ -417,6 +419,16 @@ def serve(locs: Locations, idle_seconds: float | None = None) -> int:
         listener.close()
         note(f"exiting: {reason}")
     return 0
+
+
+def _one_blas_thread() -> None:
+    """numpy's BLAS on one thread, before numpy loads. The nearest search is one matrix-vector product
+    (1 ms on one thread at 10,000 entries, 6 ms at 100,000); with a thread per core, OpenBLAS's threads
+    then spin for some 40 ms of CPU after every answer, on the core the prompt hook that asked still runs
+    on (measured in benchmarks/reports/2026-12-02-recall-iv.md). The model's threads are onnxruntime's own
+    (`Model`)."""
+    for name in BLAS_THREADS:
+        os.environ[name] = "1"
 
 
 def _exit_on_signal(signum, frame) -> None:

@@ -3,6 +3,7 @@ from), and the judge that reads the best cosine against the prompt's neighbourho
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -197,3 +198,36 @@ def test_a_paraphrase_sharing_no_word_is_found_by_meaning_in_a_large_scope(tmp_p
         assert [hit.path for hit in decision.hits] == [theme]
     finally:
         conn.close()
+
+
+def test_the_encoder_answers_a_large_scopes_nearest_without_spinning_after_the_answer(tmp_path):
+    """The search is one matrix-vector product, run on one BLAS thread: a pool of one per core spins for tens of
+    ms of CPU after every answer, on the core the prompt hook that asked is still running on."""
+    from pathlib import Path
+
+    from memory_helpers import end_encoder, make_env, start_encoder
+
+    from harnesslink_core.paths import locations
+    from harnesslink_core.recall import encoder_client as client
+
+    env = make_env(tmp_path)
+    locs = locations(env)
+    rng = np.random.default_rng(5)
+    bank(locs, [("-w-app-", rng.normal(size=384)) for _ in range(10_000)])
+    server = start_encoder(env)
+    try:
+        def cpu_ms() -> float:
+            fields = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+        first = client.Encoding(locs, ["the vectors are read"], 30_000, nearest=["-w-app-"], limit=16)
+        assert len(first.nearest() or []) == 16 and first.in_scope == 10_000
+        time.sleep(0.5)
+        before = cpu_ms()
+        for n in range(10):
+            assert client.Encoding(locs, [f"prompt number {n}"], 30_000, nearest=["-w-app-"], limit=16).nearest()
+            time.sleep(0.2)
+        # an answer is some 10 ms of CPU (the encode 7, the search 1); with a spinning pool, some 100
+        assert cpu_ms() - before < 10 * 30
+    finally:
+        end_encoder(server)
