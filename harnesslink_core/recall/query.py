@@ -188,10 +188,11 @@ def search(conn: sqlite3.Connection, terms: Terms, projects: list[str] | None, *
 
 
 def hits_sql(ids: list[int], projects: list[str], *, known_at: tuple[float, float] | None = None) -> tuple[str, list[object]]:
-    """The `(sql, params)` of `hits_of`."""
+    """The `(sql, params)` of `hits_of`: the rows are looked up by id (`+d.project` keeps SQLite from walking
+    the project's whole span of `docs_project_ts` instead, 10 ms at 100,000 entries)."""
     known = "" if known_at is None else f" AND {KNOWN_AT}"
     sql = (f"SELECT {_HIT_COLUMNS} FROM docs d JOIN fts f ON f.rowid = d.id"
-           f" WHERE d.id IN ({','.join('?' * len(ids))}) AND d.project IN ({','.join('?' * len(projects))}){known}")
+           f" WHERE d.id IN ({','.join('?' * len(ids))}) AND +d.project IN ({','.join('?' * len(projects))}){known}")
     return sql, [*ids, *projects, *(known_at or ())]
 
 

@@ -32,3 +32,33 @@ def test_a_search_gives_text_and_matched_terms_only_when_asked(tmp_path):
         assert hits[0].matched == ["postgres", "connections"] and "40 connections" in hits[0].result
     finally:
         conn.close()
+
+
+def test_entries_named_by_id_are_read_by_id_not_by_walking_their_projects_entries(tmp_path):
+    """`hits_of` (the encoder's nearest entries, a pull's) reads the rows it is given, not the project's whole
+    span of entries around them: its work, counted in SQLite's steps, is the same in a bank of 20,000 as of 200."""
+    from harnesslink_core.fastsqlite import Transaction
+
+    def steps_to_read(entries: int) -> int:
+        (tmp_path / str(entries)).mkdir()
+        locs = make_locs(tmp_path / str(entries))
+        conn = index.connect(locs)
+        try:
+            with Transaction(conn):
+                conn.executemany(
+                    "INSERT INTO docs(id, path, project, mtime_ns, size, ts, title, harness, source, session_id,"
+                    " turn_key, cwd) VALUES (?, ?, 'app', 1, 1, ?, ?, 'pi', 'autobank:pi', 's', ?, '/w')",
+                    [(n, f"app/bank/{n}.md", float(n), f"entry {n}", f"k{n}") for n in range(1, entries + 1)])
+                conn.executemany("INSERT INTO fts(rowid, title, scope) VALUES (?, ?, ?)",
+                                 [(n, f"entry {n}", index.scope_token("app")) for n in range(1, entries + 1)])
+            asked = [entries - 7 * n for n in range(16)]
+            steps = []
+            conn.set_progress_handler(lambda: steps.append(1) or 0, 100)
+            hits = query.hits_of(conn, asked, ["app"], exclude_session="other")
+            conn.set_progress_handler(None, 0)
+            assert [hit.doc_id for hit in hits] == asked
+            return len(steps)
+        finally:
+            conn.close()
+
+    assert steps_to_read(20_000) <= steps_to_read(200) + 5
