@@ -535,12 +535,13 @@ def _main(argv: list[str]) -> int:
         return 2
     marker = argv[1] if len(argv) > 1 else None
     locs = locations()
+    alive = _still_running(marker)
     try:
         if argv[0] == "rebuild":
-            rebuild(locs)
+            rebuild(locs, progress=lambda stage, done, total: alive())
         else:
             refresh(locs, None)
-            fill_vectors(locs)
+            fill_vectors(locs, progress=lambda done, due: alive())
     except Exception as exc:  # noqa: BLE001 - a background job: log and exit
         from .. import log
 
@@ -550,6 +551,19 @@ def _main(argv: list[str]) -> int:
         if marker is not None:
             _unlink(marker)
     return 0
+
+
+def _still_running(marker: str | None) -> Callable[[], None]:
+    """What the job calls as it makes progress: its marker's time moved on, so a job filling vectors for longer
+    than REBUILD_MARKER_STALE is not taken for a dead one (a second job would write the index beside it)."""
+    def touch() -> None:
+        if marker is not None:
+            try:
+                os.utime(marker)
+            except OSError:
+                pass
+
+    return touch
 
 
 if __name__ == "__main__":
