@@ -125,7 +125,11 @@ def write_hook_launcher(target: Path) -> None:
         "# HarnessLink's hook launcher (written by install.py): pip's, without its imports and without `site`\n"
         "import sys\n"
         f"sys.path.append({site_packages!r})\n"
-        "from harnesslink_core.hooks import process_main\n"
+        "try:\n"
+        "    from harnesslink_core.hooks import process_main\n"
+        "except ImportError as e:  # mid-upgrade: pip has taken the package out and not yet put it back\n"
+        "    sys.stderr.write(f'HarnessLink: its package is being reinstalled ({e}); this hook does nothing\\n')\n"
+        "    sys.exit(0)\n"
         "process_main()\n"
     )
     atomic_write(target / "bin" / "context-hook", body.encode("utf-8"), mode=0o755)
