@@ -227,15 +227,41 @@ def refresh(locs: Locations, projects: Iterable[str] | None = None, written: Wri
 
 def fill_vectors(locs: Locations, *, progress=None) -> int:
     """Vectors for every entry that has none (after an upgrade, a backfill, a large pass): the
-    background's work (`autobank --drain`, the detached refresh), never a hook's."""
-    try:
-        conn = connect(locs)
-    except IndexUnavailable:
+    background's work (`autobank --drain`, the detached refresh), never a hook's. One process at a time
+    (`_fill_lock`): another that finds a fill running leaves the vectors to it and returns 0."""
+    lock = _fill_lock(locs)
+    if lock is False:
         return 0
     try:
-        return _fill_vectors(conn, progress=progress) + _fill_encoded(conn, locs, progress)
+        try:
+            conn = connect(locs)
+        except IndexUnavailable:
+            return 0
+        try:
+            return _fill_vectors(conn, progress=progress) + _fill_encoded(conn, locs, progress)
+        finally:
+            conn.close()
     finally:
-        conn.close()
+        if lock is not None:
+            os.close(lock)
+
+
+def _fill_lock(locs: Locations) -> int | bool | None:
+    """The lock a fill holds (its descriptor); False when another process fills (the detached job after a
+    large backfill fills for minutes, and every background drain started meanwhile ends with a fill of the
+    same newest entries); None where there is no flock."""
+    try:
+        import fcntl
+
+        fd = os.open(locs.index_path + ".filling", os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o644)
+    except (ImportError, OSError):
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    return fd
 
 
 def _fill_vectors(conn: sqlite3.Connection, *, limit: int | None = None, progress=None, newest: bool = False) -> int:
@@ -554,14 +580,14 @@ def _main(argv: list[str]) -> int:
 
 
 def _still_running(marker: str | None) -> Callable[[], None]:
-    """What the job calls as it makes progress: its marker's time moved on, so a job filling vectors for longer
-    than REBUILD_MARKER_STALE is not taken for a dead one (a second job would write the index beside it)."""
+    """Called as the job makes progress: its marker's time moves on, so a job filling for longer than
+    REBUILD_MARKER_STALE is not taken for a dead one (a second job would write the index beside it)."""
     def touch() -> None:
-        if marker is not None:
-            try:
+        try:
+            if marker is not None:
                 os.utime(marker)
-            except OSError:
-                pass
+        except OSError:
+            pass
 
     return touch
 
