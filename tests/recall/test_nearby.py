@@ -227,7 +227,9 @@ def test_the_encoder_answers_a_large_scopes_nearest_without_spinning_after_the_a
         for n in range(10):
             assert client.Encoding(locs, [f"prompt number {n}"], 30_000, nearest=["-w-app-"], limit=16).nearest()
             time.sleep(0.2)
-        # an answer is some 10 ms of CPU (the encode 7, the search 1); with a spinning pool, some 100
-        assert cpu_ms() - before < 10 * 30
+        # an answer is some 10 ms of CPU (the encode 7, the search 1); with a spinning pool, some 100 (1,110 ms
+        # for these ten); 50 an answer leaves room for a loaded machine's slower encode
+        spent = cpu_ms() - before
+        assert spent < 10 * 50, f"{spent:.0f} ms of the encoder's CPU for ten answers"
     finally:
         end_encoder(server)
