@@ -205,7 +205,12 @@ def test_hostile_clients_neither_crash_it_nor_grow_it(world, server):
                connection(frame(b"{}") + b"trailing")]
     hostile += [connection() for _ in range(100)]  # more than it keeps open
     try:
-        assert client.encode(locs, ["still serving"], 3000) is not None
+        # a hook's client gives up at once on a full backlog; the server, accepting the flood a round at a
+        # time, serves a request again within seconds on a loaded machine
+        deadline = time.monotonic() + 10
+        while (answer := client.encode(locs, ["still serving"], 3000)) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert answer is not None
         assert server.poll() is None
         after = client.status(locs)["rss_bytes"]
         assert after - before < 64 << 20, (before, after)
