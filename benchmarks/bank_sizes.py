@@ -147,8 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                 asked = meaning_fit.questions(home, data, qset)
             records = ask(home, asked, vectors)
             dumped[f"{path.name} ({where})"] = records
-            (hit0, quiet0), (hit1, quiet1) = meaning_fit.score(records, "plain"), meaning_fit.score(records, "judged")
-            print(f"{path.name} ({where}): hit@3 {hit0} -> {hit1}, never-done quiet {quiet0} -> {quiet1}", flush=True)
+            meaning_fit.print_before_after(f"{path.name} ({where})", records)
     if args.dump:
         args.dump.write_text(json.dumps(dumped))
     return 0

@@ -222,6 +222,12 @@ def drift(dumped: dict[str, list[dict]], margin: float, near: float, prior: floa
 DEVELOPMENT = ("queries", "heldout", "unseen", "blind", "sixth", "seventh", "eighth")
 
 
+def print_before_after(name: str, records: list) -> None:
+    """One line for a set: hit@3 and never-done quiet by the words alone, then as the meaning judges."""
+    (hit0, quiet0), (hit1, quiet1) = score(records, "plain"), score(records, "judged")
+    print(f"{name}: hit@3 {hit0} -> {hit1}, never-done quiet {quiet0} -> {quiet1}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     names = {path.stem.removeprefix("queries_"): path for path in quality.ALL_SETS}
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -250,8 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in asked:
             records = ask_all(home, data, sets[path], vectors)
             dumped[path.name] = records
-            (hit0, quiet0), (hit1, quiet1) = score(records, "plain"), score(records, "judged")
-            print(f"{path.name}: hit@3 {hit0} -> {hit1}, never-done quiet {quiet0} -> {quiet1}", flush=True)
+            print_before_after(path.name, records)
     if args.dump:
         args.dump.write_text(json.dumps(dumped))
     return 0
