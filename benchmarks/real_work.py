@@ -27,7 +27,7 @@ projects' own and is used here as it ships in the sdist, under that licence):
     Werkzeug 3.0.4       CHANGES.rst                        BSD-3-Clause
     Twisted 24.7.0       NEWS.rst                           MIT
 
-Only the registry is used (``pip download --no-deps --no-binary :all:``); sdists and the parsed
+Only the registry is used (``pip download --no-deps --no-binary NAME``: the sdist, while its build tools may come as wheels); sdists and the parsed
 items are cached under .cache/real_work/ at the repository root (git-ignored). Nothing
 downloaded is committed.
 
@@ -139,7 +139,7 @@ def sdist(name: str, version: str) -> Path:
 
     p = found()
     if p is None:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", name,
                         f"{name}=={version}", "-d", str(dl), "-q"], check=True)
         p = found()
         if p is None:
