@@ -91,6 +91,89 @@ def test_a_change_to_the_index_is_read_after_the_answer_not_before_it(tmp_path):
     assert nearby.stale()
 
 
+def stored(locs, rows: list[tuple[str, bytes]]) -> list[int]:
+    """Entries (project, stored bytes) written straight into the index; their doc ids, in order."""
+    conn = index.connect(locs)
+    try:
+        encoded.ensure(conn)
+        with Transaction(conn):
+            conn.executemany(
+                "INSERT INTO docs(path, project, mtime_ns, size, ts, title, harness, source, session_id, turn_key, cwd)"
+                " VALUES (?, ?, 1, 1, ?, 't', 'pi', 'autobank:pi', 's', ?, '/w')",
+                [(f"{project}/bank/{n}.md", project, float(n), f"k{n}") for n, (project, _) in enumerate(rows)])
+            conn.executemany("INSERT INTO encoded(path, mtime_ns, size, vec) VALUES (?, 1, 1, ?)",
+                             [(f"{project}/bank/{n}.md", code) for n, (project, code) in enumerate(rows)])
+        by_path = dict(conn.execute("SELECT path, id FROM docs"))
+        return [by_path[f"{project}/bank/{n}.md"] for n, (project, _) in enumerate(rows)]
+    finally:
+        conn.close()
+
+
+def test_the_nearest_are_those_of_a_float32_matrix_of_the_same_vectors(tmp_path):
+    """The rows held as bytes answer as unit float32 rows do: the same entries in the same order (a tie of
+    equal cosines, rounded apart, aside), in scopes of one project, several, none, and with a row of zeros."""
+    locs = make_locs(tmp_path)
+    rng = np.random.default_rng(6)
+    projects = ["alpha", "beta", "gamma", "delta"]
+    codes = rng.integers(0, 256, size=(5000, 384), dtype=np.uint8)  # -128..127 stored + 128
+    codes[17] = encoded.BIAS  # a vector of zeros
+    codes[18] = codes[19]  # two equal rows: an exact tie
+    owners = [projects[k] for k in rng.integers(0, 4, size=len(codes))]  # written interleaved
+    ids = np.array(stored(locs, [(owner, code.tobytes()) for owner, code in zip(owners, codes)]))
+    values = codes.astype(np.float32) - encoded.BIAS
+    norms = np.linalg.norm(values, axis=1)
+    reference = values / np.where(norms == 0, 1.0, norms)[:, None]
+    nearby = Nearby(str(locs.index_file))
+    queries = [unit(rng.normal(size=384)) for _ in range(6)] + [unit(values[19]), unit(-values[5])]
+    scopes = [["alpha"], ["beta", "delta"], projects, ["gamma", "nowhere", "gamma"], ["delta", "alpha"]]
+    for query in queries:
+        for scope in scopes:
+            for limit in (1, 16, 32):
+                found = nearby.nearest(query, scope, limit)
+                held = np.array([owner in scope for owner in owners])
+                cosines = reference[held] @ query
+                order = np.argsort(-cosines, kind="stable")[:limit]
+                assert len(found) == min(limit, int(held.sum()))
+                assert [c for _, c in found] == pytest.approx(cosines[order].tolist(), abs=1e-5)
+                by_id = dict(zip(ids[held].tolist(), cosines.tolist()))
+                assert all(by_id[doc] == pytest.approx(c, abs=1e-5) for doc, c in found)  # each id, its cosine
+                exact = np.diff(np.sort(cosines)[::-1][:limit + 1]).max(initial=-1) < -1e-5
+                if exact:  # no two of the best nearly equal: the very same ids in the very same order
+                    assert [doc for doc, _ in found] == ids[held][order].tolist()
+    zero = int(ids[17])
+    assert dict(nearby.nearest(queries[0], projects, 5000))[zero] == 0.0
+    tie = nearby.nearest(queries[6], projects, 2)
+    assert {doc for doc, _ in tie} == {int(ids[18]), int(ids[19])} and tie[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert nearby.nearest(queries[0], [], 5) == [] and nearby.nearest(queries[0], ["nowhere"], 5) == []
+    assert nearby.nearest(queries[0], ["alpha"], 0) == []
+    assert nearby.in_scope(projects) == 5000 and nearby.in_scope(["beta", "beta"]) == owners.count("beta")
+
+
+def test_the_vectors_are_held_as_bytes_and_read_without_a_second_copy(tmp_path):
+    """A reload holds about a byte a value (not a float32 matrix: four) and never much more on the way: the
+    rows come from SQLite in chunks, straight into their place, the vectors held before gone first."""
+    import tracemalloc
+
+    locs = make_locs(tmp_path)
+    rng = np.random.default_rng(7)
+    entries = 20_000
+    codes = rng.integers(0, 256, size=(entries, 384), dtype=np.uint8)
+    stored(locs, [(("app", "web")[n % 2], code.tobytes()) for n, code in enumerate(codes)])
+    nearby = Nearby(str(locs.index_file))
+    nearby.reload()  # a first read: what is held when the second starts
+    codes_bytes = entries * 384
+    tracemalloc.start()
+    try:
+        nearby.reload()
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert nearby.in_scope(["app", "web"]) == entries
+    # beyond the bytes: ids and inverse norms (12 bytes a row) and the search's 3 MB float32 buffer
+    assert held < codes_bytes * 1.1 + (4 << 20), held
+    assert peak < held + (4 << 20), (held, peak)  # one chunk of SQLite's rows at a time
+
+
 def judged(best: float, nearby: list[float]) -> decide.Decision:
     """The judge by meaning on the prompt's nearest entries as candidates (the best at cosine `best`, the next
     two at the first of `nearby`), in a neighbourhood of these cosines."""
