@@ -59,6 +59,7 @@ else:
     sqlite3 = _load()
 
 SIDE_FILES = ("-wal", "-shm", "-journal")
+BUSY_STEP_MS = 100
 
 
 class NotARegularFile(sqlite3.OperationalError):
@@ -98,6 +99,9 @@ def connect(path: str, *, read_only: bool = False, immutable: bool = False, **op
     why = refusal(path)
     if why is not None:
         raise NotARegularFile(why)
+    if _deadline_running():
+        options["timeout"] = _within_deadline(options.get("timeout", 5.0))
+        options.setdefault("factory", WithinDeadline)
     if not (read_only or immutable):
         return sqlite3.connect(path, **options)
     uri = "file:" + path.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
@@ -125,3 +129,39 @@ class Transaction:
             self.db.execute("COMMIT")
         elif self.db.in_transaction:  # sqlite may have rolled back already (a full disk)
             self.db.execute("ROLLBACK")
+
+
+class WithinDeadline(sqlite3.Connection):
+    """A connection opened under a hook's deadline (`store.deadline`): SQLite waits for a lock up to its busy
+    timeout at every statement, so before each one the timeout comes down to what is left of the deadline
+    (in steps of BUSY_STEP_MS: a statement may end that much past it)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.busy_ms = int(kwargs.get("timeout", 5.0) * 1000)
+
+    def execute(self, sql: str, parameters=(), /):
+        self._within()
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters, /):
+        self._within()
+        return super().executemany(sql, parameters)
+
+    def _within(self) -> None:
+        left_ms = int(_within_deadline(self.busy_ms / 1000) * 1000)
+        if left_ms < self.busy_ms - BUSY_STEP_MS or (left_ms == 0 < self.busy_ms):
+            self.busy_ms = left_ms
+            super().execute(f"PRAGMA busy_timeout={left_ms}")
+
+
+def _deadline_running() -> bool:
+    deadline = sys.modules.get("harnesslink_core.store.deadline")
+    return deadline is not None and deadline.running()
+
+
+def _within_deadline(seconds: float) -> float:
+    """A busy timeout of `seconds`, or what is left of the hook's deadline when less (`store.deadline`: looked up,
+    never imported here, so that a hook that starts no deadline does not import it)."""
+    deadline = sys.modules.get("harnesslink_core.store.deadline")
+    return seconds if deadline is None else deadline.left(seconds)

@@ -44,6 +44,7 @@ PLAIN_ANSWER = ("pi", "omp")  # our extension reads {"additionalContext"}; the o
 CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 MAX_STDIN = 8 * 1024 * 1024
 ENCODER_DEADLINE_MS = 30  # from asking: past it the hook answers by the words and the static vectors
+SESSION_START_DEADLINE = 5.0  # seconds to the session-start hook's answer, whatever locks its pass and brief meet
 
 
 class Options:
@@ -279,7 +280,15 @@ def _has_bank(locs, slug: str) -> bool:
 
 
 def session_context(ctx: Context) -> str:
-    """A waiting handoff, then the brief (plus this session's state after a compaction or resume)."""
+    """A waiting handoff, then the brief (plus this session's state after a compaction or resume), within
+    SESSION_START_DEADLINE of now: each wait on the way takes only what is left of it (`store.deadline`)."""
+    from .store.deadline import within
+
+    with within(SESSION_START_DEADLINE):
+        return _handoff_and_brief(ctx)
+
+
+def _handoff_and_brief(ctx: Context) -> str:
     from .recall.brief import DEFAULT_BUDGET, build_brief
     from .sessions.handoff import brief_budget, take
     from .store.trust import HOOK_READ

@@ -5,7 +5,10 @@
   (`bank_before_compaction`);
 - session-start: after a compaction, the session's own transcript first, waiting a bounded time for a
   pass that holds the lock (the pre-compact's, most often), so that the brief gives the state file as the
-  transcript now has it; then, when one is due, a pass with a small budget (`session_start_pass`).
+  transcript now has it; then, when one is due, a pass with a small budget (`session_start_pass`). The
+  whole hook answers within `hooks.SESSION_START_DEADLINE` of its start (`store.deadline`): every wait on its way
+  (the lock, the ledger's and the index's busy timeouts) takes only what is left, and what it could not
+  bank in time is left to the next pass.
 
 The stop and pre-compact passes run in a process the harness neither waits for nor can kill
 (`hooks.process_main`): whatever kills them, the ledger's positions and reservations make the next pass
@@ -16,8 +19,10 @@ for this module's imports.
 from __future__ import annotations
 
 import os
+import time
 
 from .. import log
+from ..store import deadline
 from . import autobank, background
 from .pass_state import StopSignal
 
@@ -29,7 +34,8 @@ if TYPE_CHECKING:
 
 SESSION_START_BUDGET = 1024 * 1024  # bytes of new transcript per harness read before the brief
 PRE_COMPACT_WAIT = autobank.STOP_WAIT  # nobody waits for this pass: it waits for the lock as the stop's does
-COMPACT_BRIEF_WAIT = 5.0  # seconds the brief after a compaction waits for the lock (the hook has 30)
+COMPACT_BRIEF_WAIT = 3.0  # seconds the brief after a compaction waits for the lock, of the hook's 5 in all
+DUE_PASS_ROOM = 1.5  # a pass of every transcript starts with this much time left, else a background pass runs it
 
 
 def bank_finished_turn(locs: Locations, signal: StopSignal) -> None:
@@ -54,12 +60,15 @@ def session_start_pass(locs: Locations, harness: str, own_transcript: str | None
     then, when one is due, a pass of every transcript with a small budget (a session should not start late
     because of a backlog; the rest drains in a background pass)."""
     if own_transcript:
+        waited = time.monotonic()
         report = autobank.run_pass(locs, paths=[_path(own_transcript)], harnesses=[harness],
                                    budget=SESSION_START_BUDGET, wait=COMPACT_BRIEF_WAIT)
         if report.locked:
-            log.warning(locs, f"session start: another pass held the lock for {COMPACT_BRIEF_WAIT:g} s; "
-                              "the brief gives the session's state file as it was")
-    if background.pass_due(locs) and autobank.run_pass(locs, budget=SESSION_START_BUDGET).backlog:
+            log.warning(locs, f"session start: another pass held the lock or the ledger for "
+                              f"{time.monotonic() - waited:.1f} s; the brief gives the session's state file as it was")
+    if not background.pass_due(locs):
+        return
+    if not deadline.has_left(DUE_PASS_ROOM) or autobank.run_pass(locs, budget=SESSION_START_BUDGET).backlog:
         background.spawn_background_pass(locs)
 
 

@@ -385,7 +385,6 @@ def open_ledger(locs: Locations) -> Ledger:
     fresh = not path.exists()
     db = connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
-        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         try:
             db.execute("PRAGMA journal_mode=WAL")
         except sqlite3.OperationalError:

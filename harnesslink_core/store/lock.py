@@ -11,6 +11,7 @@ import os
 import time
 
 from ..errors import PassBusy
+from . import deadline
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the stop hook's path)
 if TYPE_CHECKING:
@@ -53,8 +54,10 @@ class PassLock:
         self.held = False
 
     def acquire(self, wait: float) -> bool:
+        """Taken within `wait` seconds, or what is left of a hook's deadline when less (`store.deadline`)."""
         if self.held:
             return True
+        wait = deadline.left(wait)
         if self.fallback is None:
             try:
                 import fcntl

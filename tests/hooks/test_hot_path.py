@@ -41,7 +41,7 @@ SEARCH = {"_sqlite3", "harnesslink_core.fastsqlite", "harnesslink_core.errors", 
           "harnesslink_core.store.trust", "math", "_blake2", "_functools",
           "harnesslink_core.recall.encoder_client", "_socket", "harnesslink_core.recall.encoded"}  # asking the encoder
 BRIEF = {"harnesslink_core.recall.brief", "harnesslink_core.store.main_md", "harnesslink_core.sessions",
-         "harnesslink_core.sessions.handoff"}
+         "harnesslink_core.sessions.handoff", "harnesslink_core.store.deadline"}  # the hook's one deadline
 
 # What the bookkeeping after the answer may add (the forked child of `hooks.process_main`): the history's
 # `given` records, which import neither `re` nor `json` (store/history.py)
