@@ -1,5 +1,5 @@
 """Retrieval quality on the labelled sets (benchmarks/queries.json, queries_heldout.json, queries_unseen.json,
-queries_blind.json, queries_final.json, queries_sixth.json, ... queries_eleventh.json: CORPORA).
+queries_blind.json, queries_final.json, queries_sixth.json, ... queries_thirteenth.json: CORPORA).
 
 The quality corpus is a corpus.py history over the eight example projects (all four
 harnesses) into which every target turn of queries.json is planted, in a session of
@@ -54,6 +54,11 @@ code or a report, and scored only when named, never by default nor by run.py (JU
 planted with every earlier set's in a corpus of its own (`DIR-tenth`). The eleventh is the scale set: its targets,
 each alone in a session of its own, among the real-work background its "background" asks for (benchmarks/
 real_work.py: 2,000 banked turns a project made from real changelog items, so 16,000 entries), in `DIR-eleventh`.
+queries_twelfth.json and queries_thirteenth.json are the next two blind judges, written the same way by another helper
+who never opened the matcher's code or a report, and scored only when named, never by default nor by run.py (JUDGES).
+The twelfth's targets are planted with every earlier template-corpus set's (all but the eleventh, whose "background" would
+make the corpus a real-work one) in `DIR-twelfth`; the thirteenth is a second scale set like the eleventh, in
+`DIR-thirteenth`.
 `--encoder` scores ours again with the resident encoder of the package under test answering, as its prompt hook
 asks it (benchmarks/as_hooked.py); `--pull` adds the pull's R@5 against plain FTS5's; `--checkout DIR` scores
 another checkout's package (a git worktree) with these benchmarks. Misses and wrongly injected never-done
@@ -64,6 +69,8 @@ queries are printed only with `--misses`: never ask for them on a blind set.
         # and reused (index rebuilt)
     python -m benchmarks.quality --set tenth --set eleventh --encoder --pull --home DIR [--checkout DIR]
         # the blind judges, once, at the very end
+    python -m benchmarks.quality --set twelfth --set thirteenth --encoder --pull --home DIR [--checkout DIR]
+        # the next two blind judges, once, at the very end
 """
 
 from __future__ import annotations
@@ -97,6 +104,8 @@ EIGHTH = Path(__file__).with_name("queries_eighth.json")
 NINTH = Path(__file__).with_name("queries_ninth.json")
 TENTH = Path(__file__).with_name("queries_tenth.json")
 ELEVENTH = Path(__file__).with_name("queries_eleventh.json")
+TWELFTH = Path(__file__).with_name("queries_twelfth.json")
+THIRTEENTH = Path(__file__).with_name("queries_thirteenth.json")
 QUERY_SETS = (QUERIES, HELDOUT)
 # Each corpus: the folder suffix of its HOME, the files whose targets are planted in it, the sets asked of it.
 CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,)),
@@ -107,9 +116,12 @@ CORPORA = (("", (QUERIES,), QUERY_SETS), ("-unseen", (QUERIES, UNSEEN), (UNSEEN,
            ("-eighth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH), (EIGHTH,)),
            ("-ninth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH, NINTH), (NINTH,)),
            ("-tenth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH), (TENTH,)),
-           ("-eleventh", (ELEVENTH,), (ELEVENTH,)))  # its "background" of real work, not template turns
+           ("-eleventh", (ELEVENTH,), (ELEVENTH,)),  # its "background" of real work, not template turns
+           ("-twelfth", (QUERIES, UNSEEN, BLIND, FINAL, SIXTH, SEVENTH, EIGHTH, NINTH, TENTH, TWELFTH), (TWELFTH,)),
+           ("-thirteenth", (THIRTEENTH,), (THIRTEENTH,)))  # real work again, as the eleventh
 ALL_SETS = tuple(s for _, _, sets in CORPORA for s in sets)
-JUDGES = (TENTH, ELEVENTH)  # blind: scored only when named (`--set tenth --set eleventh`), once, at the end
+# blind: scored only when named (`--set tenth --set eleventh`, `--set twelfth --set thirteenth`), once, at the end
+JUDGES = (TENTH, ELEVENTH, TWELFTH, THIRTEENTH)
 EVERY_TARGET = tuple(dict.fromkeys(path for _, planted, _ in CORPORA for path in planted))
 REAL_WORK_SESSION_TURNS = 8
 CUTOFF = 3
@@ -456,9 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="retrieval quality only")
     parser.add_argument("--home", type=Path,
                         help="corpus folder to build or reuse (kept); the third and later sets': "
-                             "DIR-unseen, DIR-blind, DIR-final, DIR-sixth, ..., DIR-tenth, DIR-eleventh")
+                             "DIR-unseen, DIR-blind, DIR-final, DIR-sixth, ..., DIR-twelfth, DIR-thirteenth")
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(names),
-                        help="a set to score (repeatable; default: all but the blind judges, tenth and eleventh, "
+                        help="a set to score (repeatable; default: all but the blind judges, tenth to thirteenth, "
                              "which are scored only when named, once, at the very end)")
     parser.add_argument("--prose", action="store_true",
                         help="also ask the sets of a prose-only corpus: every target, no template turns (DIR-prose)")

@@ -63,6 +63,11 @@ def test_unseen_set_is_new_and_large_enough():
                      quality.EIGHTH, quality.NINTH), 90, 32),
     (quality.ELEVENTH, (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
                         quality.SEVENTH, quality.EIGHTH, quality.NINTH, quality.TENTH), 90, 32),
+    (quality.TWELFTH, (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH, quality.SEVENTH,
+                       quality.EIGHTH, quality.NINTH, quality.TENTH, quality.ELEVENTH), 96, 36),
+    (quality.THIRTEENTH, (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
+                          quality.SEVENTH, quality.EIGHTH, quality.NINTH, quality.TENTH, quality.ELEVENTH,
+                          quality.TWELFTH), 96, 36),
 ])
 def test_a_blind_set_is_new_and_large_enough(labelled, earlier_files, least_queries, least_never_done):
     """The fourth to seventh sets: their own targets and words, not shared with any earlier set (their
@@ -124,13 +129,16 @@ def test_run_py_leaves_the_blind_judges_out_unless_asked():
 
 
 def test_the_blind_judges_are_scored_only_when_named_each_in_a_corpus_of_its_own():
-    """The tenth and eleventh sets: `--set tenth --set eleventh`, never by default nor by run.py."""
-    assert quality.JUDGES == (quality.TENTH, quality.ELEVENTH)
-    assert {"tenth", "eleventh"} <= {path.stem.removeprefix("queries_") for path in quality.ALL_SETS}
+    """The tenth to thirteenth sets: `--set tenth --set eleventh`, `--set twelfth --set thirteenth`, never by default
+    nor by run.py."""
+    assert quality.JUDGES == (quality.TENTH, quality.ELEVENTH, quality.TWELFTH, quality.THIRTEENTH)
+    assert {"tenth", "eleventh", "twelfth", "thirteenth"} <= {path.stem.removeprefix("queries_")
+                                                             for path in quality.ALL_SETS}
     corpora = {suffix: planted for suffix, planted, asked in quality.CORPORA if set(asked) & set(quality.JUDGES)}
-    assert corpora == {"-tenth": (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH,
-                                  quality.SEVENTH, quality.EIGHTH, quality.NINTH, quality.TENTH),
-                       "-eleventh": (quality.ELEVENTH,)}
+    template_sets = (quality.QUERIES, quality.UNSEEN, quality.BLIND, quality.FINAL, quality.SIXTH, quality.SEVENTH,
+                     quality.EIGHTH, quality.NINTH, quality.TENTH)
+    assert corpora == {"-tenth": template_sets, "-eleventh": (quality.ELEVENTH,),
+                       "-twelfth": template_sets + (quality.TWELFTH,), "-thirteenth": (quality.THIRTEENTH,)}
     assert "s not in quality.JUDGES" in (Path(quality.__file__).with_name("run.py")).read_text()
 
 
@@ -138,6 +146,29 @@ def test_the_scale_set_asks_for_a_real_work_background_of_two_thousand_entries_a
     data = quality.load_targets((quality.ELEVENTH,))
     assert data["background_per_project"] >= 2000
     assert quality.load_targets((quality.TENTH,))["background_per_project"] == 0
+    assert quality.load_targets((quality.THIRTEENTH,))["background_per_project"] >= 2000
+    twelfth_corpus = next(planted for suffix, planted, _ in quality.CORPORA if suffix == "-twelfth")
+    assert quality.load_targets(twelfth_corpus)["background_per_project"] == 0  # template turns, as the tenth
+
+
+@pytest.mark.parametrize("labelled", [quality.TWELFTH, quality.THIRTEENTH], ids=["twelfth", "thirteenth"])
+def test_the_twelfth_and_thirteenth_sets_have_their_written_shape(labelled):
+    """48 targets, 6 a project and 12 a harness, two queries each, 36 never-done, 4 duplicate groups whose copies
+    were banked from another harness; new topics: no target prompt of the other of the two either."""
+    new = json.loads(labelled.read_text())
+    targets = {t["id"]: t for t in new["targets"]}
+    assert len(targets) == len(new["targets"]) == 48
+    assert all(sum(t["project"] == p for t in new["targets"]) == 6 for p in corpus.DOMAINS)
+    assert all(sum(t["harness"] == h for t in new["targets"]) == 12 for h in HARNESSES)
+    assert len(new["queries"]) == 96 and len(new["never_done"]) == 36
+    assert all(sum(q["target"] == tid for q in new["queries"]) == 2 for tid in targets)
+    assert len(new["duplicates"]) == 4
+    for group in new["duplicates"]:
+        assert len({targets[tid]["harness"] for tid in group}) == len(group)
+        assert len({targets[tid]["prompt"] for tid in group}) == len(group)
+    other = quality.THIRTEENTH if labelled == quality.TWELFTH else quality.TWELFTH
+    assert {t["prompt"] for t in new["targets"]}.isdisjoint(t["prompt"] for t in json.loads(other.read_text())["targets"])
+    assert "never opened the matcher's code" in new["about"]
 
 
 @pytest.mark.slow
