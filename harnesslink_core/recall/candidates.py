@@ -247,6 +247,8 @@ def _nearest(conn, weighed: Weighed, found: list[Candidate], pool: Pool, encodin
     them from the index's vectors it holds (recall/nearby.py). Their cosines are the prompt's neighbourhood
     (`Pool.nearby`), which the judge reads the best cosine against. Waits for the encoder's answer only when
     the index has its vectors."""
+    if not _may_answer(encoding):
+        return []
     from . import encoded
 
     if not encoded.any_made(conn):
@@ -268,6 +270,8 @@ def _nearest(conn, weighed: Weighed, found: list[Candidate], pool: Pool, encodin
 def _encoder_cosines(conn, found: list[Candidate], encoding) -> None:
     """Each candidate's cosine with the prompt by the encoder's vectors (`Candidate.encoded`), when the
     encoder answered in time and the candidate has one (`encoded.fill` made it in the background)."""
+    if not _may_answer(encoding):  # no encoder at the socket: the entries' vectors are not read for nothing
+        return
     from . import encoded
 
     stored = encoded.vectors_of(conn, [c.hit.doc_id for c in found])
@@ -277,6 +281,12 @@ def _encoder_cosines(conn, found: list[Candidate], encoding) -> None:
     for c in found:
         if c.hit.doc_id in stored:
             c.encoded = encoded.cosine(answer[0], stored[c.hit.doc_id])
+
+
+def _may_answer(encoding) -> bool:
+    """Whether the encoder may still answer (`Encoding.may_answer`; an answer already in hand, as the benchmarks
+    and tests pass, always may)."""
+    return getattr(encoding, "may_answer", True)
 
 
 def _own_words(mem, candidate: Candidate, weighed: Weighed) -> None:

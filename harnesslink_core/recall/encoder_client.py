@@ -7,7 +7,8 @@ what is left. `ensure_started` spawns the server, detached, without waiting for 
 once its answer is out.
 
 Cheap to import, for the prompt hook's path (tests/hooks/test_hot_path.py): `_socket`, not `socket` (which
-imports enum and selectors), lengths with int.to_bytes, vectors read with memoryview.cast, JSON
+imports enum and selectors), and only once a socket of ours is there to connect to (with no encoder the
+hook loads neither it nor the stamp); lengths with int.to_bytes, vectors read with memoryview.cast, JSON
 through wirejson.
 
 The protocol, one request per connection: a 4-byte big-endian length and that many bytes of a JSON
@@ -21,13 +22,16 @@ those projects hold.
 
 from __future__ import annotations
 
-import _socket
 import os
 import sys
 import time
 
 from .. import __version__, wirejson
 from ..safefile import read_regular
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the prompt hook's path)
+if TYPE_CHECKING:
+    import _socket
 
 PROTOCOL = 2
 DIMS = 384
@@ -125,6 +129,12 @@ class Encoding:
         return self._nearest if self.vectors() is not None else None
 
     @property
+    def may_answer(self) -> bool:
+        """Whether `vectors` can still give vectors (the request went out, or they came): when not, nothing
+        need be read to compare them with."""
+        return self._sent is not None or self._vectors is not None
+
+    @property
     def absent(self) -> bool:
         """No server took the request (none runs, a dead one's socket, something else at its place)."""
         return self.why == "no encoder at the socket"
@@ -177,15 +187,20 @@ def ask(locs, request: dict, end: float, body_size: int, same_stamp: bool = True
 def send(locs, request: dict, end: float) -> tuple[_socket.socket, int | None] | None:
     """Connect and send `request` before `end`: what `receive` reads the answer from, or None (no
     server, a full backlog, not a socket of ours, too late)."""
-    payload = wirejson.dumps({**request, "stamp": stamp()}).encode("utf-8")
     address, folder_fd = socket_address(locs.encoder_path)
+    if not _ours(address):  # no encoder, the usual case once it idled out: no socket made, no stamp read
+        if folder_fd is not None:
+            os.close(folder_fd)
+        return None
+    import _socket
+
+    payload = wirejson.dumps({**request, "stamp": stamp()}).encode("utf-8")
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
     try:
-        if _ours(address):
-            sock.setblocking(False)
-            sock.connect(address)  # never waits: a full backlog is a BlockingIOError, no queueing behind it
-            if _send(sock, len(payload).to_bytes(4, "big") + payload, end):
-                return sock, folder_fd
+        sock.setblocking(False)
+        sock.connect(address)  # never waits: a full backlog is a BlockingIOError, no queueing behind it
+        if _send(sock, len(payload).to_bytes(4, "big") + payload, end):
+            return sock, folder_fd
     except OSError:
         pass
     _close(sock, folder_fd)
@@ -290,6 +305,8 @@ def _running(locs) -> bool:
     address, folder_fd = socket_address(locs.encoder_path) if os.path.isdir(locs.encoder_path) else ("", None)
     if not address:
         return False
+    import _socket
+
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
     try:
         sock.setblocking(False)

@@ -30,7 +30,7 @@ HEAVY = {
 }
 CORE = {"harnesslink_core", "harnesslink_core.paths", "harnesslink_core.banking", "harnesslink_core.banking.background",
         "harnesslink_core.log", "harnesslink_core.wirejson", "harnesslink_core.safefile",
-        "harnesslink_core.hooks", "_json", "__future__",
+        "harnesslink_core.hooks", "_json", "__future__", "gc",
         "harnesslink_core.store", "harnesslink_core.store.hook_runs"}  # when it ran: a stat before the answer
 DECIDE = {"harnesslink_core.store", "harnesslink_core.store.scope", "harnesslink_core.store.identity", "harnesslink_core.recall", "harnesslink_core.recall.terms",
           "harnesslink_core.recall.lexicon", "harnesslink_core.recall.tokens", "harnesslink_core.control",
@@ -45,7 +45,8 @@ BRIEF = {"harnesslink_core.recall.brief", "harnesslink_core.store.main_md", "har
 
 # What the bookkeeping after the answer may add (the forked child of `hooks.process_main`): the history's
 # `given` records, which import neither `re` nor `json` (store/history.py)
-AFTER_ANSWER = {"harnesslink_core.store.history"}
+AFTER_ANSWER = {"harnesslink_core.store.history",
+                "harnesslink_core.recall.encoded"}  # whether to start the encoder, when none took the request
 
 PROMPT = "why did signing in stop working right after 12am? something with the session cookie"
 
