@@ -134,15 +134,16 @@ class Nearby:
             conn = self._conn
             conn.execute("BEGIN")  # the count and the rows of one snapshot
             try:
-                row = conn.execute("SELECT value FROM meta WHERE key = 'encoder_model'").fetchone()
                 self._version = conn.execute("PRAGMA data_version").fetchone()[0]
+                row = conn.execute("SELECT value FROM meta WHERE key = 'encoder_model'").fetchone()
                 if row is not None and row[0] == model_stamp():
                     self._read(conn)
             finally:
                 conn.execute("COMMIT")
         except (OSError, sqlite3.Error):
             self._drop()
-            self.close()  # the next reload opens it afresh, never inside a transaction left open
+            if self._conn is not None and self._conn.in_transaction:
+                self.close()  # the next reload opens it afresh, not inside a transaction left open
 
     def _read(self, conn: sqlite3.Connection) -> None:
         np = self._np
