@@ -45,6 +45,7 @@ MAX_TEXT_CHARS = 8000  # far more than the model's 256 tokens: what is cut off w
 MAX_CONNECTIONS = 32
 CLIENT_SECONDS = 2.0  # a hook's client sends at once and waits for milliseconds
 MAX_LOG_BYTES = 1 << 20
+IN_FLIGHT = min(2, os.cpu_count() or 1)  # texts encoded at once (`Model.encode`)
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")  # read by numpy's BLAS when it loads
 
 
@@ -74,12 +75,31 @@ class Model:
     def encode(self, texts: list[str]) -> bytes:
         """Each text run alone, unpadded: its vector is the same whatever it is asked with, and on two cores
         this is faster than batches padded to their longest (a batch's matrices outgrow the caches; measured in
-        benchmarks/reports, Recall IV)."""
+        benchmarks/reports, Recall IV). IN_FLIGHT texts run at once, each taking the next when it is done:
+        one run's intra-op threads leave the cores waiting on each other for much of a run, two runs keep
+        both busy (onnxruntime lets go of the GIL in a run; a session takes concurrent runs, and a run's
+        result does not depend on the threads that compute it: tests/recall/test_encoder.py)."""
         np = self._np
-        out = np.zeros((len(texts), client.DIMS), dtype=np.float32)
-        for row, piece in enumerate(self._tokenizer.encode_batch([text[:MAX_TEXT_CHARS] for text in texts])):
-            ids = np.array([piece.ids], dtype=np.int64)
-            out[row] = self._session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+        pieces = self._tokenizer.encode_batch([text[:MAX_TEXT_CHARS] for text in texts])
+        out = np.zeros((len(pieces), client.DIMS), dtype=np.float32)
+        rows = iter(range(len(pieces)))  # shared by the threads: next() on it is atomic under the GIL
+
+        def run_rows() -> None:
+            for row in rows:
+                ids = np.array([pieces[row].ids], dtype=np.int64)
+                out[row] = self._session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+
+        helpers = min(IN_FLIGHT, len(pieces)) - 1
+        if helpers <= 0:
+            run_rows()
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(helpers) as pool:
+                others = [pool.submit(run_rows) for _ in range(helpers)]
+                run_rows()
+                for other in others:
+                    other.result()  # a helper's exception is the request's
         return out.astype("=f4").tobytes()
 
 
@@ -143,11 +163,13 @@ class Server:
         except Exception as exc:  # noqa: BLE001 - a request that asks reads them
             note(f"reading the entry vectors failed: {type(exc).__name__}")
             self.nearby = None
+        release_freed_memory()  # the model's load, before any request
 
     def _reload_nearby(self, nearby: Nearby) -> None:
         """The index's vectors read again after the answer that found them changed, not before it."""
         try:
-            nearby.reload_if_due()
+            if nearby.reload_if_due():
+                release_freed_memory()
         except Exception as exc:  # noqa: BLE001 - the next request that asks reads them again
             note(f"reading the entry vectors failed: {type(exc).__name__}")
             self.nearby = None
@@ -320,6 +342,17 @@ def rss_bytes() -> int:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def release_freed_memory() -> None:
+    """Hand back to the system what the C heap holds freed: glibc keeps the pages of what the model's load
+    freed, some 60 MB (measured in benchmarks/reports/2026-12-02-recall-iv.md). Not glibc: nothing."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def note(line: str) -> None:
