@@ -112,6 +112,51 @@ def test_a_texts_vector_is_the_same_whatever_it_is_asked_with():
     assert len(beside) == 3 * 384 * 4
 
 
+class _Overlapping:
+    """A session that holds its first two runs until both have started (two texts in flight, or a timeout),
+    then runs them, and fails any run of `failing_length` tokens."""
+
+    def __init__(self, session, failing_length: int = 0) -> None:
+        self.session = session
+        self.failing_length = failing_length
+        self.started = threading.Barrier(2, timeout=10)
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def run(self, names, feeds):
+        with self.lock:
+            self.calls += 1
+            first_two = self.calls <= 2
+        if first_two:
+            self.started.wait()
+        if feeds["input_ids"].shape[1] == self.failing_length:
+            raise RuntimeError("a failing run")
+        return self.session.run(names, feeds)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one text at a time on one core")
+def test_two_texts_are_encoded_at_once_each_to_the_bit_of_a_one_thread_run():
+    import onnxruntime
+
+    from harnesslink_core.recall.encoder import DATA, Model
+
+    model = Model()
+    texts = ["the session cookie expired at midnight", "bake a loaf",
+             " ".join(["the connection pool ran out when the nightly export and the web traffic met"] * 40),
+             "why did signing in stop working right after 12am?", "a migration that locked the table for an hour"]
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1  # a run computed by one thread: what a run beside another may get
+    one_thread = onnxruntime.InferenceSession(str(DATA / "model.onnx"), options, providers=["CPUExecutionProvider"])
+    alone = b"".join(model.encode([text]) for text in texts)
+    real = model._session
+    model._session = _Overlapping(one_thread)
+    assert model.encode(texts) == alone  # the barrier broke (BrokenBarrierError) if only one ran at a time
+    failing = len(model._tokenizer.encode(texts[2]).ids)
+    model._session = _Overlapping(real, failing)
+    with pytest.raises(RuntimeError, match="a failing run"):
+        model.encode(texts)  # whichever thread ran it, the encode fails: no row is left zero
+
+
 def test_the_socket_is_private_and_no_port_is_open(world, server):
     _, locs = world
     folder = Path(locs.encoder_path)
