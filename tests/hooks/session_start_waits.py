@@ -235,12 +235,49 @@ def measure(folder: Path, rounds: int = 1) -> list[tuple[str, str, str, float, i
     return rows
 
 
+def interleaved(folder: Path, roots: list[Path], harness: str, source: str, rounds: int) -> dict[str, dict[Path, list]]:
+    """Each holder's whole times with the hook of each checkout in `roots`, the checkouts alternating run by run
+    (each run in a fresh world)."""
+    times: dict[str, dict[Path, list]] = {}
+    n = 0
+    for name in ("none", *HOLDERS):
+        times[name] = {root: [] for root in roots}
+        for _ in range(rounds):
+            for root in roots:
+                n += 1
+                scene = Scene(folder / f"ab-{n}", harness)
+                holder = scene.holder(name) if name != "none" else None
+                try:
+                    times[name][root].append(scene.hook(source, root).took)
+                finally:
+                    if holder is not None:
+                        holder.release()
+    return times
+
+
 def main() -> None:
+    """`python -m tests.hooks.session_start_waits [ROUNDS]`: every case with this checkout's hook;
+    `... ROUNDS --ab OTHER_CHECKOUT [HARNESS SOURCE]`: both checkouts' hooks interleaved, medians and ratios."""
+    import statistics
     import tempfile
 
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     with tempfile.TemporaryDirectory() as folder:
         os.environ.update(env_for(Path(folder) / "unused-home"))  # nothing here may reach the real home
+        if "--ab" in sys.argv:
+            at = sys.argv.index("--ab")
+            other, rest = Path(sys.argv[at + 1]), sys.argv[at + 2:]
+            harness, source = (rest + ["claude-code", "compact"][len(rest):])[:2]
+            times = interleaved(Path(folder), [other, ROOT], harness, source, rounds)
+            print(f"# {harness}, {source}: {other} (A) and {ROOT} (B) interleaved, {rounds} runs each, "
+                  f"load {os.getloadavg()[0]:.2f}")
+            print(f"{'holder':<16} {'A median':>9} {'B median':>9} {'A/B':>6}  A runs / B runs")
+            for name, by_root in times.items():
+                a, b = statistics.median(by_root[other]), statistics.median(by_root[ROOT])
+                runs = " ".join(f"{t:.2f}" for t in by_root[other]) + " / " + " ".join(
+                    f"{t:.2f}" for t in by_root[ROOT])
+                print(f"{name:<16} {a:9.2f} {b:9.2f} {a / b:6.2f}  {runs}")
+            return
         rows = measure(Path(folder), rounds)
     print(f"# {ROOT} ({os.popen('git -C ' + str(ROOT) + ' rev-parse --short HEAD').read().strip()}), "
           f"load {os.getloadavg()[0]:.2f}")
