@@ -76,7 +76,7 @@ class Nearby:
         for (start, end), first in zip(spans, firsts):
             self._cosines(start, end, query, cosines[first:first + end - start])
         limit = min(limit, len(cosines))
-        best = np.sort(np.argpartition(-cosines, limit - 1)[:limit])  # ties: the index's order
+        best = np.sort(np.argpartition(-cosines, limit - 1)[:limit])  # ties: in the order of the scope
         best = best[np.argsort(-cosines[best], kind="stable")]
         span = np.searchsorted(firsts, best, side="right") - 1
         rows = np.array([start for start, _ in spans])[span] + best - firsts[span]
