@@ -9,14 +9,17 @@ own copy of hook_latency.py's cached realistic world per case, and, for `encoder
 started from its own code. Cases: `encoder` (vectors made, the encoder answering), `absent` (vectors made, no
 encoder at the socket), `plain` (no vectors, no encoder). The vectors are hook_latency.py's (`encode_world`,
 2,000 made, the rest copied by topic). Every case of every checkout runs round-robin with each venv's
-`python -c pass`; ratios are over the pooled median of those. Before timing, the answer's byte count of each
-checkout is printed per case (the same decision gives the same bytes).
+`python -c pass`; ratios are over the pooled median of those, of the wall time and (beside it, less moved by a
+loaded machine) of the CPU time each hook process used. Before timing, the answer's byte count of each
+checkout is printed per case, and whether the bytes are the same in every checkout (each world's HOME written
+`<home>`); the exit status is 1 when they are not.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,10 +56,28 @@ def start_encoder(checkout: Path, env: dict[str, str], entries: int) -> subproce
     return server
 
 
-def answer_bytes(hook: Path, env: dict[str, str]) -> int:
+def answer_bytes(hook: Path, env: dict[str, str]) -> bytes:
+    """What the hook prints for the first prompt, its world's HOME written `<home>` (each checkout has its own copy)."""
     out = subprocess.run([str(hook), "user-prompt-submit", "--harness", "codex"], env=env, capture_output=True,
                          input=json.dumps({"session_id": "check", "cwd": hl.CWD, "prompt": hl.PROMPTS[0]}).encode())
-    return len(out.stdout)
+    return out.stdout.replace(env["HOME"].encode(), b"<home>")
+
+
+def same_answers(kind: str, answers: dict[str, bytes]) -> bool:
+    """Prints the answers' sizes and whether every checkout printed the same bytes; True if they did."""
+    same = len(set(answers.values())) == 1
+    sizes = {name: len(data) for name, data in answers.items()}
+    print(f"{kind}: answer bytes {sizes}, {'the same in every checkout' if same else 'DIFFERENT'}")
+    return same
+
+
+def timed(case: installed.Case) -> tuple[float, float]:
+    """One run's wall ms, and the CPU ms (user + system) of the process it ran and of the children it waited
+    for: less moved by a loaded machine than the wall time (what a harness waits for, the figure that counts)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    took = case.run()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return took, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
 
 
 def main() -> int:
@@ -75,6 +96,7 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="hl-ab-"))
     servers = []
     samples: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     try:
         cases = {f"bare {name}": installed.Case([str(v.python), "-c", "pass"], installed.clean_env(root))
                  for name, v in venvs.items()}
@@ -85,27 +107,34 @@ def main() -> int:
             if kind == "encoder":
                 servers.append(start_encoder(checkouts[name], env, args.entries))
             cases[f"{kind} {name}"] = hl.prompt_case(venvs[name].hook, env, stamp, hl.PROMPTS, seed)
-        for kind in args.case:
-            print(f"{kind}: answer bytes", {n: answer_bytes(venvs[n].hook, cases[f"{kind} {n}"].env) for n in checkouts})
+        differ = [kind for kind in args.case if not same_answers(
+            kind, {n: answer_bytes(venvs[n].hook, cases[f"{kind} {n}"].env) for n in checkouts})]
+        load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
         for name, case in cases.items():
             case.run()  # one untimed run each: caches warm
         for _ in range(args.runs):
             for name, case in cases.items():
-                samples.setdefault(name, []).append(case.run())
+                took, used = timed(case)
+                samples.setdefault(name, []).append(took)
+                cpu.setdefault(name, []).append(used)
     finally:
         for server in servers:
             server.kill()
             server.wait(10)
         shutil.rmtree(root, ignore_errors=True)
     bare = statistics.median([t for name in venvs for t in samples[f"bare {name}"]])
+    bare_cpu = statistics.median([t for name in venvs for t in cpu[f"bare {name}"]])
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    print(f"{args.entries:,} entries, {args.runs} interleaved runs, load average {load}; baseline: the venvs' "
-          f"`python -c pass`, pooled median {bare:.1f} ms")
+    print(f"{args.entries:,} entries, {args.runs} interleaved runs, load average {load_before} before, {load} after; "
+          f"baseline: the venvs' `python -c pass`, pooled median {bare:.1f} ms (CPU {bare_cpu:.1f} ms)")
     for name, times in samples.items():
         low, mid, high = min(times), statistics.median(times), max(times)
+        used = statistics.median(cpu[name])
         print(f"  {name:14} min {low:6.1f} median {mid:6.1f} max {high:6.1f} ms   "
-              f"x {low / bare:.2f} / {mid / bare:.2f} / {high / bare:.2f}")
-    return 0
+              f"x {low / bare:.2f} / {mid / bare:.2f} / {high / bare:.2f}   CPU median {used:5.1f} ms, x {used / bare_cpu:.2f}")
+    if differ:
+        print(f"the checkouts answered differently: {', '.join(differ)}")
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":
