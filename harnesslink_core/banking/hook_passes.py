@@ -36,6 +36,7 @@ SESSION_START_BUDGET = 1024 * 1024  # bytes of new transcript per harness read b
 PRE_COMPACT_WAIT = autobank.STOP_WAIT  # nobody waits for this pass: it waits for the lock as the stop's does
 COMPACT_BRIEF_WAIT = 3.0  # seconds the brief after a compaction waits for the lock, of the hook's 5 in all
 DUE_PASS_ROOM = 1.5  # a pass of every transcript starts with this much time left, else a background pass runs it
+BRIEF_ROOM = 0.5  # the passes end this long before the hook's deadline: the brief is made after them
 
 
 def bank_finished_turn(locs: Locations, signal: StopSignal) -> None:
@@ -59,6 +60,11 @@ def session_start_pass(locs: Locations, harness: str, own_transcript: str | None
     """What session start banks before its brief: `own_transcript` first when given (after a compaction),
     then, when one is due, a pass of every transcript with a small budget (a session should not start late
     because of a backlog; the rest drains in a background pass)."""
+    with deadline.within(leaving=BRIEF_ROOM):
+        _session_start_passes(locs, harness, own_transcript)
+
+
+def _session_start_passes(locs: Locations, harness: str, own_transcript: str | None) -> None:
     if own_transcript:
         waited = time.monotonic()
         report = autobank.run_pass(locs, paths=[_path(own_transcript)], harnesses=[harness],

@@ -17,17 +17,21 @@ _ends: float | None = None  # time.monotonic() of the deadline of the block that
 
 
 class within:  # noqa: N801 - used as a `with` statement, like a function
-    """`with within(seconds):` a deadline `seconds` from now (an outer one that ends sooner still holds)."""
+    """`with within(seconds):` a deadline `seconds` from now (an outer one that ends sooner still holds);
+    `within(leaving=seconds)`: one that ends `seconds` before the outer one (none when no deadline runs)."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self, seconds: float | None = None, *, leaving: float = 0.0) -> None:
+        self.seconds, self.leaving = seconds, leaving
         self.outer: float | None = None
 
     def __enter__(self) -> within:
         global _ends
         self.outer = _ends
-        ends = time.monotonic() + self.seconds
-        _ends = ends if self.outer is None else min(ends, self.outer)
+        if self.seconds is not None:
+            ends = time.monotonic() + self.seconds
+            _ends = ends if self.outer is None else min(ends, self.outer)
+        elif self.outer is not None:
+            _ends = self.outer - self.leaving
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -63,8 +63,12 @@ def test_inside_a_deadline_each_wait_takes_only_what_is_left_and_outside_its_own
         return time.monotonic() - started
 
     try:
+        with deadline.within(leaving=1.0):
+            assert not deadline.running()  # no deadline to leave time before
         with deadline.within(0.6):
             assert 0.3 < deadline.left(10) <= 0.6
+            with deadline.within(leaving=0.4):
+                assert deadline.left(10) <= 0.2
             first, second = wait_once(0.4), wait_once(10)  # the second has what the first left: 0.2 s
         alone = wait_once(0.4)
     finally:
