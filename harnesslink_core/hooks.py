@@ -189,9 +189,6 @@ def prompt_context(ctx: Context) -> str:
     if not projects:
         ctx.notes.append("no matches: no memory for this project (nor for a linked one)")
         return ""
-    from .recall.matches import find_matches, in_index_as_it_is, render
-    from .recall.query import foreign_paths as index_foreign_paths
-    from .store.injected import Given
     from .store.trust import superseded_within
 
     superseded, withheld = superseded_within(ctx.locs, projects)  # never pushed (a pull shows them, marked)
@@ -200,7 +197,11 @@ def prompt_context(ctx: Context) -> str:
     if not projects:
         ctx.notes.append("no matches: no project in scope whose trust state could be read")
         return ""
-    encoding = _ask_encoder(ctx, projects)  # answered while the index is read
+    encoding = _ask_encoder(ctx, projects)  # answered while the search is imported and the index read
+    from .recall.matches import find_matches, in_index_as_it_is, render
+    from .recall.query import foreign_paths as index_foreign_paths
+    from .store.injected import Given
+
     given = Given(ctx.locs, ctx.harness, ctx.session)
     already = _injected(ctx, given)
     try:
@@ -238,8 +239,7 @@ def _ask_encoder(ctx: Context, projects: list[str]):
     """The prompt's vector asked of the resident encoder now, with the entries of `projects` nearest it, read
     when the candidates want them, within ENCODER_DEADLINE_MS of this moment (`encoder_client.Encoding`: it
     never raises, never waits longer)."""
-    from .recall.candidates import NEAREST_ASKED
-    from .recall.encoder_client import Encoding
+    from .recall.encoder_client import NEAREST_ASKED, Encoding
 
     return Encoding(ctx.locs, [ctx.prompt], ENCODER_DEADLINE_MS, nearest=projects, limit=NEAREST_ASKED)
 

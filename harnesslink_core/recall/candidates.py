@@ -30,6 +30,7 @@ import math
 
 from . import decide
 from .decide import Candidate, Pool
+from .encoder_client import NEAREST_ASKED  # noqa: F401 - where the benchmarks read how many the hook asks for
 from .fingerprint import SketchIndex
 from .lexicon import Vocabulary
 from .query import (
@@ -61,7 +62,6 @@ SELECTIVE_SCOPE = 4  # the scope token filters the FTS5 query when the scope is 
 CANDIDATES = 24  # ranked again by matched terms' rarity; bm25 alone favours long word-rich entries
 RECENT_WINDOW = 25_000  # entries searched first; older ones only when these give too few matches
 NEAREST = 3  # the entries nearest the prompt by the encoder's vectors that the words did not find, added as candidates
-NEAREST_ASKED = 16  # the encoder is asked for this many (some may be the session's own, or out of scope)
 COMMON_WINDOW = 5_000  # the newest entries searched when every word searched is in COMMON_CAP entries or more
 
 

@@ -41,6 +41,7 @@ HELD_NAME = "held"  # why the server is not to be started again for now (its con
 RETRY_SECONDS = 600  # after a server that could not load its model, before another is spawned
 MAX_HEADER = 64 * 1024
 READ_GRACE = 0.001  # seconds to read an answer already there when the deadline has passed
+NEAREST_ASKED = 16  # the prompt hook asks for this many nearest entries (some may be the session's own, or out of scope)
 LONGEST_ADDRESS = 100  # sun_path holds 108 bytes: a longer path is reached through the folder's descriptor
 CODE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MANIFEST = os.path.join(CODE_ROOT, "harnesslink_core", "data", "encoder", "manifest.json")
