@@ -7,7 +7,9 @@ made first by a resident encoder of each corpus's own). Each query of the chosen
 prompt hook asks it (`matches.find_matches`) twice: without the encoder (the words and the static vectors)
 and with the prompt's vector from the encoder; each prints hit@3 and never-done quiet. `--dump` writes
 every query's candidates with their encoder cosines and whether each answers it, which is what
-`decide.MEANING_*` were fitted on (the development sets only: never the blind ones).
+`decide.MEANING_*` were fitted on (the development sets only: never the blind ones), and the rest of the evidence
+the words hold of each (bm25, coverage, matched terms and where, evidence, whether and why the words chose it, its
+copies' family; the prompt's terms with their counts and idf) that benchmarks/judge_fit.py reads.
 """
 
 from __future__ import annotations
@@ -98,12 +100,21 @@ def record(conn, nearby: Nearby, text: str, projects: list[str], wanted: frozens
     plain = find_matches(conn, text, projects, session_id="bench-query")
     answered = Answered(vector, nearby, projects)
     judged = find_matches(conn, text, projects, session_id="bench-query", encoding=answered)
+    chose = {h.path: hit.why for hit in plain.hits for h in (hit, *hit.also)}  # why: a rule past the floor
+    family = {c.hit.path: f[0].hit.path for f in decide._families(list(judged.features.values())) for c in f}
     return {
         "query": text, "wanted": sorted(wanted),
         "nearby": [round(cosine, 4) for _, cosine in answered.nearest() or []], "in_scope": answered.in_scope,
         "plain": [h.path for h in plain.hits], "judged": [h.path for h in judged.hits],
+        "terms": {label: [judged.counts[label], round(judged.idf[label], 3)] for label in judged.terms},
+        "absent": len(judged.absent), "required": judged.required,
         "candidates": [{"path": c.hit.path, "cosine": c.encoded, "bm25": round(c.hit.score, 2),
-                        "coverage": round(c.coverage, 3), "answers": c.hit.path in wanted}
+                        "coverage": round(c.coverage, 3), "answers": c.hit.path in wanted,
+                        "chose": c.hit.path in chose, "why": chose.get(c.hit.path, ""),
+                        "matched": list(c.hit.matched), "strong": sorted(c.strong),
+                        "evidence": decide.evidence(c), "weight": round(c.weight, 3),
+                        "length": len(c.hit.prompt or "") + len(c.hit.result or ""),
+                        "family": family[c.hit.path]}
                        for c in judged.features.values()],
     }
 
