@@ -30,7 +30,7 @@ NEIGHBOURS = 10  # the prompt's nearest entries whose mean cosine is its neighbo
 MOST = 32  # the most entries one answer names
 CHUNK = 2048  # rows converted to float32 at a time (3 MB: the buffer stays in the caches)
 READ_ROWS = 1024  # rows taken from SQLite at a time on a reload: its Python objects never pile up
-CURRENT_ROWS = f"FROM docs d JOIN encoded e ON {CURRENT} WHERE length(e.vec) = {DIMS}"
+CURRENT_ROWS = f"FROM docs d JOIN encoded e ON {CURRENT} WHERE typeof(e.vec) = 'blob' AND length(e.vec) = {DIMS}"
 
 
 class Nearby:
@@ -151,7 +151,8 @@ class Nearby:
         ids = np.empty(total, dtype=np.int64)
         stored = np.empty((total, DIMS), dtype=np.uint8)
         spans: dict[str, tuple[int, int]] = {}
-        cursor = conn.execute(f"SELECT d.id, d.project, e.vec {CURRENT_ROWS} ORDER BY d.project")
+        # BINARY whatever the column declares: the rows of one project must be together, apart from every other's
+        cursor = conn.execute(f"SELECT d.id, d.project, e.vec {CURRENT_ROWS} ORDER BY d.project COLLATE BINARY")
         done = 0
         while done < total and (rows := cursor.fetchmany(READ_ROWS)):
             rows = rows[:total - done]
