@@ -85,9 +85,14 @@ class Model:
         rows = iter(range(len(pieces)))  # shared by the threads: next() on it is atomic under the GIL
 
         def run_rows() -> None:
-            for row in rows:
-                ids = np.array([pieces[row].ids], dtype=np.int64)
-                out[row] = self._session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+            try:
+                for row in rows:
+                    ids = np.array([pieces[row].ids], dtype=np.int64)
+                    out[row] = self._session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+            except BaseException:  # a failed run, or a signal's SystemExit: the other thread takes no more rows
+                for _ in rows:
+                    pass
+                raise
 
         helpers = min(IN_FLIGHT, len(pieces)) - 1
         if helpers <= 0:
