@@ -175,7 +175,7 @@ class Nearby:
         for at in range(0, len(self.vectors), CHUNK):
             chunk = buffer[:min(len(self.vectors) - at, CHUNK)]
             np.copyto(chunk, self.vectors[at:at + len(chunk)], casting="unsafe")
-            np.einsum("ij,ij->i", chunk, chunk, out=norms[at:at + len(chunk)])  # exact: 384 × 127² < 2²⁴
+            np.einsum("ij,ij->i", chunk, chunk, out=norms[at:at + len(chunk)])  # exact: 384 × 128² < 2²⁴
         np.sqrt(norms, out=norms)
         inverse = np.zeros_like(norms)
         np.divide(1.0, norms, out=inverse, where=norms > 0)

@@ -77,16 +77,16 @@ class PassLock:
                 self.fd = os.open(self.path, flags, 0o666)
             except PermissionError:  # someone else's lock file: a lock needs no write access
                 self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        deadline = time.monotonic() + wait
+        until = time.monotonic() + wait
         while True:
             try:
                 fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 self.held = True
                 return True
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= until:
                     return False
-                time.sleep(min(LOCK_POLL, max(0.0, deadline - time.monotonic())))
+                time.sleep(min(LOCK_POLL, max(0.0, until - time.monotonic())))
             except OSError:  # a file system without flock: filelock knows what to do there
                 os.close(self.fd)
                 self.fd = None
