@@ -23,6 +23,7 @@ import itertools
 import os
 import sqlite3
 
+from ..fastsqlite import connect
 from .encoded import BIAS, CURRENT, model_stamp
 from .encoder_client import DIMS
 
@@ -128,8 +129,10 @@ class Nearby:
             if self._conn is None or (st.st_dev, st.st_ino) != self._file:
                 if self._conn is not None:
                     self._conn.close()
-                self._conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1.0,
-                                             isolation_level=None, check_same_thread=False)
+                self._conn = None
+                # fastsqlite: the path quoted for its URI, and never a FIFO (whose open would hold the server)
+                self._conn = connect(self.path, read_only=True, timeout=1.0, isolation_level=None,
+                                     check_same_thread=False)
                 self._file = (st.st_dev, st.st_ino)
             conn = self._conn
             conn.execute("BEGIN")  # the count and the rows of one snapshot

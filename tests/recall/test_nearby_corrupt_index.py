@@ -62,3 +62,62 @@ def test_projects_that_a_schema_sorts_as_equal_keep_their_own_entries(tmp_path):
         own = {doc for doc, (owner, _) in zip(ids, rows) if owner == project}
         assert {doc for doc, _ in nearby.nearest(query, [project], 32)} == own
         assert nearby.in_scope([project]) == 20
+
+
+def test_an_agent_folder_whose_path_a_uri_would_cut_is_read(tmp_path):
+    """The index is opened by its path, whatever characters a URI gives a meaning to (`?`, `#`, `%`)."""
+    rng = np.random.default_rng(13)
+    folder = tmp_path / "agent #1 ?50%25"
+    folder.mkdir()
+    ids = index_file(folder / "index.db", [("app", code) for code in codes(rng, 3)])
+    nearby = Nearby(str(folder / "index.db"))
+    query = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    assert {doc for doc, _ in nearby.nearest(query, ["app"], 8)} == set(ids)
+
+
+@pytest.mark.parametrize("side", ["", "-wal"])
+def test_a_fifo_in_the_index_place_is_never_opened(tmp_path, side):
+    """A FIFO holds whoever opens it until a writer comes: the encoder would hang, serving no one, never idle."""
+    import os
+    import threading
+
+    rng = np.random.default_rng(14)
+    path = tmp_path / "index.db"
+    index_file(path, [("app", code) for code in codes(rng, 3)])
+    if side:
+        os.mkfifo(str(path) + side)
+    else:
+        path.unlink()
+        os.mkfifo(path)
+    found: list = []
+    reader = threading.Thread(target=lambda: found.append(Nearby(str(path)).nearest(np.ones(384) / np.sqrt(384),
+                                                                                     ["app"], 8)), daemon=True)
+    reader.start()
+    reader.join(5)
+    try:
+        assert found == [[]], "the search waited on the FIFO"
+    finally:
+        if reader.is_alive():  # let it go: a writer opens the FIFO and closes it at once
+            fd = os.open(str(path) + side, os.O_WRONLY | os.O_NONBLOCK)
+            os.close(fd)
+
+
+def test_an_index_swapped_for_one_that_cannot_be_opened_reads_as_none(tmp_path):
+    """The vectors held go, and the reload neither raises nor keeps the closed connection of the index that went."""
+    import os
+
+    rng = np.random.default_rng(15)
+    path = tmp_path / "index.db"
+    ids = index_file(path, [("app", code) for code in codes(rng, 3)])
+    nearby = Nearby(str(path))
+    query = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    assert {doc for doc, _ in nearby.nearest(query, ["app"], 8)} == set(ids)
+    os.rename(path, tmp_path / "gone.db")
+    os.mkdir(path)  # SQLite cannot open a folder
+    assert nearby.stale()
+    nearby.reload()
+    assert nearby.nearest(query, ["app"], 8) == [] and nearby.stale()
+    os.rmdir(path)
+    os.rename(tmp_path / "gone.db", path)
+    nearby.reload()
+    assert {doc for doc, _ in nearby.nearest(query, ["app"], 8)} == set(ids)
