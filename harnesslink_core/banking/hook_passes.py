@@ -66,12 +66,12 @@ def session_start_pass(locs: Locations, harness: str, own_transcript: str | None
 
 def _session_start_passes(locs: Locations, harness: str, own_transcript: str | None) -> None:
     if own_transcript:
-        waited = time.monotonic()
+        asked = time.monotonic()
         report = autobank.run_pass(locs, paths=[_path(own_transcript)], harnesses=[harness],
                                    budget=SESSION_START_BUDGET, wait=COMPACT_BRIEF_WAIT)
         if report.locked:
             log.warning(locs, f"session start: another pass held the lock or the ledger for "
-                              f"{time.monotonic() - waited:.1f} s; the brief gives the session's state file as it was")
+                              f"{time.monotonic() - asked:.1f} s; the brief gives the session's state file as it was")
     if not background.pass_due(locs):
         return
     if not deadline.has_left(DUE_PASS_ROOM) or autobank.run_pass(locs, budget=SESSION_START_BUDGET).backlog:
