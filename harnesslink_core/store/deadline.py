@@ -4,8 +4,8 @@ locks it meets (SPEC §7).
 `with within(seconds):` runs its block under a deadline that many seconds away; every wait inside asks
 `left(own)` how long it may take: its own bound, or what is left of the deadline when that is less (0 once
 it is spent). Outside a block, `left(own)` is `own`. The waits that ask: the pass lock
-(`store.lock.PassLock`) and SQLite's busy timeout of every connection opened and every write transaction
-begun (`fastsqlite`, which looks for this module in `sys.modules` rather than import it: the prompt hook
+(`store.lock.PassLock`) and SQLite's busy timeout of every connection opened and every statement
+run (`fastsqlite`, which looks for this module in `sys.modules` rather than import it: the prompt hook
 never starts a deadline).
 """
 
