@@ -100,7 +100,6 @@ def connect(path: str, *, read_only: bool = False, immutable: bool = False, **op
     if why is not None:
         raise NotARegularFile(why)
     if _deadline_running():
-        options["timeout"] = _within_deadline(options.get("timeout", 5.0))
         options.setdefault("factory", WithinDeadline)
     if not (read_only or immutable):
         return sqlite3.connect(path, **options)
@@ -134,11 +133,13 @@ class Transaction:
 class WithinDeadline(sqlite3.Connection):
     """A connection opened under a hook's deadline (`store.deadline`): SQLite waits for a lock up to its busy
     timeout at every statement, so before each one the timeout comes down to what is left of the deadline
-    (in steps of BUSY_STEP_MS: a statement may end that much past it)."""
+    (in steps of BUSY_STEP_MS: a statement may end that much past it), and goes back to its own once the
+    deadline is over (the connection may outlive it)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.busy_ms = int(kwargs.get("timeout", 5.0) * 1000)
+        self.own_ms = self.busy_ms = int(kwargs.get("timeout", 5.0) * 1000)
+        self._within()
 
     def execute(self, sql: str, parameters=(), /):
         self._within()
@@ -149,8 +150,8 @@ class WithinDeadline(sqlite3.Connection):
         return super().executemany(sql, parameters)
 
     def _within(self) -> None:
-        left_ms = int(_within_deadline(self.busy_ms / 1000) * 1000)
-        if left_ms < self.busy_ms - BUSY_STEP_MS or (left_ms == 0 < self.busy_ms):
+        left_ms = int(_within_deadline(self.own_ms / 1000) * 1000)
+        if left_ms < self.busy_ms - BUSY_STEP_MS or (left_ms == 0 < self.busy_ms) or left_ms > self.busy_ms:
             self.busy_ms = left_ms
             super().execute(f"PRAGMA busy_timeout={left_ms}")
 
