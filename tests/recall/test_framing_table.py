@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from harnesslink_core.recall import framing
 
-HEADER = "[1] login session issue 9521 — 2026-06-04 11:07 UTC · claude-code · /m/bank/x.md"
+HEADER = "[1] login session bug 9521 — 2026-06-04 11:07 UTC · claude-code · /m/bank/x.md"
 
 
 def test_a_text_with_nothing_to_fold_leaves_the_table_unbuilt(monkeypatch):
