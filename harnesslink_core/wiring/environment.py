@@ -177,14 +177,24 @@ def is_checkout(root: Path = CODE_ROOT) -> bool:
 
 @contextmanager
 def package_source(root: Path = CODE_ROOT) -> Iterator[Path]:
-    """What pip installs into the private venv: the checkout itself, or, when this code was installed as a
-    tool (`pipx install`, `uv tool install`), the installed copy packed again as a wheel, so the hooks run
-    exactly the version the user installed, whether or not the clone it came from is still there."""
-    if is_checkout(root):
-        yield root
-        return
-    with tempfile.TemporaryDirectory(prefix="harnesslink-wheel-") as scratch:
-        yield wheel_of_installed(Path(scratch))
+    """What pip installs into the private venv: a clean copy of the checkout (`source_copy`), or, when this
+    code was installed as a tool (`pipx install`, `uv tool install`), the installed copy packed again as a
+    wheel, so the hooks run exactly the version the user installed, whether or not the clone it came from is
+    still there."""
+    with tempfile.TemporaryDirectory(prefix="harnesslink-source-") as scratch:
+        yield source_copy(root, Path(scratch) / "source") if is_checkout(root) else wheel_of_installed(Path(scratch))
+
+
+def source_copy(root: Path, target: Path) -> Path:
+    """What the build reads of the checkout at `root` (pyproject.toml, the README it names, the package), copied
+    to `target`. pip builds a source folder in place, and setuptools never clears the `build/lib` it leaves
+    there: a module moved or deleted since an earlier build would be installed again beside the new ones."""
+    target.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(root / name, target / name)
+    shutil.copytree(root / "harnesslink_core", target / "harnesslink_core",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return target
 
 
 def wheel_of_installed(folder: Path) -> Path:
