@@ -244,7 +244,12 @@ class LateScored(prompt_evidence.Scored):
 
 def pull_late(home: Path, weights=(0.0, 2.0, 5.0, 10.0, 15.0, 25.0)) -> None:
     """The pull (`pull.recall`, the encoder answering) with the late score of its `LATE_POOL` best added at each
-    weight: R@5 per development set and weight, and the weight chosen leave-one-set-out."""
+    weight: R@5 per development set and weight, and the weight chosen leave-one-set-out. It needs the `late`
+    hook `recall/pull.py` had at c7fc686 (`git checkout c7fc686 -- harnesslink_core/recall/pull.py`): not adopted."""
+    from harnesslink_core.recall import pull as package_pull
+
+    if not hasattr(package_pull, "LATE_POOL"):
+        raise SystemExit("--pull needs recall/pull.py of c7fc686: git checkout c7fc686 -- harnesslink_core/recall/pull.py")
     from benchmarks import pull as bench_pull, quality
     from benchmarks.meaning_fit import Answered
     from harnesslink_core.recall import index, pull

@@ -46,8 +46,6 @@ POOL = 30  # taken from each list before fusing
 MEANING_WEIGHT = 25.0  # the encoder's cosine
 STATIC_MEANING_WEIGHT = 6.0  # the static vectors' cosine (the encoder absent, late, or the entry not encoded yet)
 PLAIN_WEIGHT = 1.0
-LATE_POOL = 10  # the best by fusion that a late scorer (`recall`'s `late`) reads again
-LATE_WEIGHT = 0.0  # its score's weight against the fusion's
 QUERY_CHARS = 2000
 FILL_ON_PULL = 64  # entries without a vector a pull gives one first (~0.5 ms each)
 MEANING_ALONE = 0.2  # the cosine an entry no word found needs to be returned at all
@@ -73,7 +71,7 @@ def every_word(query: str) -> list[str]:
 def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, exclude_paths=(),
            trust: TrustState | None = None, use: Mapping[str, tuple[int, int]] | None = None,
            meaning_weight: float | None = None, min_alone: float | None = None,
-           plain_weight: float = PLAIN_WEIGHT, encoding=None, late=None, late_weight: float = LATE_WEIGHT) -> list[Hit]:
+           plain_weight: float = PLAIN_WEIGHT, encoding=None) -> list[Hit]:
     """The entries that best answer `query` within `projects` (None: every project), best first; the
     current ones before the superseded ones, by `trust`, and `use` ((given, opened) sessions per entry,
     `store.injected.use_counts`) as a prior; `encoding`: the query's vector asked of the encoder
@@ -119,11 +117,6 @@ def recall(conn, query: str, projects: list[str] | None, *, limit: int = 5, excl
             continue  # meaning alone brings only what is close: a pull may rank, but not invent a link
         fused[doc_id] = fused.get(doc_id, 0.0) + meaning_weight * cosine
         reasons.setdefault(doc_id, []).append(f"meaning cosine {cosine:.2f} ({whose})")
-    if late is not None and late_weight:
-        top = with_text(conn, [by_id[d] for d in sorted(fused, key=lambda d: -fused[d])[:LATE_POOL] if d in by_id])
-        for doc_id, score in late(query, top).items():
-            fused[doc_id] += late_weight * score
-            reasons[doc_id].append(f"late interaction {score:.2f}")
     if use:
         for doc_id in fused.keys() & by_id.keys():
             factor, reason = use_prior(*use.get(by_id[doc_id].path, (0, 0)))
