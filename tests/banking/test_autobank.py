@@ -11,7 +11,7 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from harnesslink_core import config
+from harnesslink_core import clock, config
 from harnesslink_core.banking import autobank, settle
 from harnesslink_core.banking.autobank import StopSignal, run_pass, widen_window
 from harnesslink_core.store.ledger import open_ledger
@@ -445,16 +445,19 @@ def test_codex_stop_hook_settles_its_turn_before_task_complete_is_written(locs, 
     target.parent.mkdir(parents=True)
     target.write_bytes(b"".join(lines[:last_complete]))  # the hook runs before this line is written
     widen_window(locs, 4000)
-    before = run_pass(locs)
+    # a minute after the turn's last line, whenever the fixture was recorded: a turn left waiting for a week is
+    # given up (settle.GIVE_UP), and that is not what this test is about
+    now = max(clock.parse_iso(json.loads(line).get("timestamp")) or 0.0 for line in lines[:last_complete]) + 60
+    before = run_pass(locs, now=now)
     assert before.open_turns == 1
     session_id = json.loads(lines[0])["payload"]["id"]
-    wrong_turn = StopSignal("codex", session_id, str(target), time.time(), payload["last_agent_message"], "other")
-    assert run_pass(locs, paths=[target], stop=wrong_turn).banked == 0
-    stop = StopSignal("codex", session_id, str(target), time.time(), payload["last_agent_message"], payload["turn_id"])
-    assert run_pass(locs, paths=[target], stop=stop).banked == 1
+    wrong_turn = StopSignal("codex", session_id, str(target), now, payload["last_agent_message"], "other")
+    assert run_pass(locs, paths=[target], stop=wrong_turn, now=now).banked == 0
+    stop = StopSignal("codex", session_id, str(target), now, payload["last_agent_message"], payload["turn_id"])
+    assert run_pass(locs, paths=[target], stop=stop, now=now).banked == 1
     with target.open("ab") as f:
         f.write(lines[last_complete])  # task_complete arrives: nothing is banked twice
-    assert run_pass(locs).banked == 0
+    assert run_pass(locs, now=now + 60).banked == 0
 
 
 def test_settle_banks_the_codex_turn_its_stop_hook_names_before_task_complete() -> None:
