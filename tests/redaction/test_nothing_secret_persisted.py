@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import time
 from pathlib import Path
 
 import pytest
 
-from harnesslink_core import hooks, log, main
+from harnesslink_core import clock, hooks, log, main
 from harnesslink_core.banking import autobank
 from harnesslink_core.commands import resume
 from harnesslink_core.control import forget
@@ -157,13 +158,24 @@ def _plant(home: Path) -> None:
                             + _esc(SECRETS["unclosed-private-span"][0]) + " ")
         lines = text.splitlines(keepends=True)
         lines += _states(path, lines)
-        path.write_text("".join(lines), "utf-8")
+        path.write_text(_an_hour_ago("".join(lines)), "utf-8")
+
+
+RECORDED = "2026-11-29T20:14:30.000Z"  # just after the generated transcripts' last line
+
+
+def _an_hour_ago(text: str) -> str:
+    """The transcript's times moved so that RECORDED is an hour ago: the pending turn stays pending whatever day the
+    test runs (a turn left waiting for a week is given up)."""
+    shift = time.time() - 3600 - (clock.parse_iso(RECORDED) or 0.0)
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z",
+                  lambda m: clock.iso((clock.parse_iso(m.group()) or 0.0) + shift), text)
 
 
 def _states(path: Path, lines: list[str]) -> list[str]:
     """Todos, a plan and a compaction carrying secrets, in each harness's own shape."""
     first = json.loads(lines[0] if '"session' in lines[0] else lines[1])
-    ts = "2026-11-29T20:14:30.000Z"
+    ts = RECORDED
     todo = f"rotate {ONE_LINE}"
     if ".claude" in path.parts:
         sid = first.get("sessionId")
