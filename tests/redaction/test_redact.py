@@ -228,8 +228,9 @@ def _keywords_among(base: str, every: int) -> str:
     return "".join(base[i:i + every] + pick.choice(keywords) for i in range(0, len(base), every))[:len(base)]
 
 
-def _best_of_5(text: str, clock=time.perf_counter) -> float:
-    """The fastest of five runs by `clock`: the bound is the code's, not the machine's other load."""
+def _best_of_5(text: str, clock=time.process_time) -> float:
+    """The fastest of five runs in this process's CPU time: the bound is the code's, not the machine's other load
+    (by the wall clock, 52 ms against a 50 ms bound in a CI run whose other tests' processes shared the cores)."""
     best = float("inf")
     for _ in range(5):
         t = clock()
@@ -253,8 +254,7 @@ def test_a_densely_held_secret_word_costs_less_than_a_megabyte_of_code(name: str
     out = redact(text)
     assert "DenseStart9Secret" not in out and "k3yAtTheEnd" not in out
     # against a megabyte measured beside it, in CPU time: the machine's other load weighs on both alike
-    cpu = time.process_time
-    assert _best_of_5(text, cpu) <= 0.75 * _best_of_5(HOSTILE["random-code-lines"], cpu)
+    assert _best_of_5(text) <= 0.75 * _best_of_5(HOSTILE["random-code-lines"])
 
 
 @pytest.mark.slow
