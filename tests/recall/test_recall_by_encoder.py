@@ -262,6 +262,30 @@ def test_the_drain_pass_fills_entry_vectors_and_status_counts_them(world):
         end_encoder(server)
 
 
+def test_a_fill_asks_one_entry_at_a_time_so_a_prompt_is_answered_between_them(world, monkeypatch):
+    """The server answers one request after another: behind a request of 16 entries a prompt missed its 30 ms
+    deadline 61 times in 66 during a fill (benchmarks/prompt_during_fill.py); behind one, 10 in 86."""
+    from harnesslink_core.recall import encoded, index
+
+    env, locs = world
+    asked: list[list[str]] = []
+
+    def encode(locs_, texts, deadline_ms):
+        asked.append(list(texts))
+        return [[float(len(asked))] + [0.0] * (client.DIMS - 1) for _ in texts]
+
+    monkeypatch.setattr(encoded.encoder_client, "encode", encode)
+    monkeypatch.setattr(encoded, "_ready", lambda *_: True)
+    conn = index.connect(locs)
+    try:
+        made = encoded.fill(conn, locs, start=False)
+    finally:
+        conn.close()
+    assert made == entries(locs) == len(asked) > 1
+    assert {len(texts) for texts in asked} == {encoded.REQUEST} == {1}
+    assert encoded_rows(locs) == made
+
+
 def test_vectors_of_another_model_are_made_again_and_a_rebuild_keeps_current_ones(world):
     env, locs = world
     server = start_encoder(env)
