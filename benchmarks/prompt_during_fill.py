@@ -69,22 +69,47 @@ def summary(label: str, took: list[float | None]) -> None:
           f"{answered[0]:.1f} / median {statistics.median(answered):.1f} / p90 {p90:.1f} / max {answered[-1]:.1f}")
 
 
+def copy_index(home: Path, locs, newest: int | None) -> None:
+    """The home's index at `locs`, with the `newest` entries' vectors deleted (None: every one)."""
+    locs.index_file.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(locations(env_for(home)).index_file) as src, sqlite3.connect(locs.index_file) as dst:
+        src.backup(dst)
+        if newest is None:
+            dst.execute("DELETE FROM encoded")
+        else:
+            dst.execute("DELETE FROM encoded WHERE path IN (SELECT path FROM docs ORDER BY id DESC LIMIT ?)", (newest,))
+
+
+def stand_in_fill(home: Path) -> int:
+    with tempfile.TemporaryDirectory(prefix="hl-fill-") as scratch:
+        locs = locations({"HOME": scratch, "HARNESSLINK_HOME": f"{scratch}/agent"})
+        copy_index(home, locs, None)
+        encoded.encoder_client.encode = lambda _locs, texts, _ms: [[0.1] * encoder_client.DIMS for _ in texts]
+        encoded._ready = lambda *_: True
+        conn = index.connect(locs, create=False)
+        started = time.monotonic()
+        made = encoded.fill(conn, locs, start=False)
+        conn.close()
+        print(f"fill with a stand-in encoder: {made} entries in {time.monotonic() - started:.1f} s")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--every", type=float, default=0.2, help="seconds between prompts (0: none during the fill)")
+    parser.add_argument("--stand-in", action="store_true",
+                        help="no encoder: every entry's vector deleted and made again by a stand-in that answers at "
+                             "once, so that only the fill's own reads and writes are timed")
     args = parser.parse_args(argv)
+    if args.stand_in:
+        return stand_in_fill(args.home)
     with tempfile.TemporaryDirectory(prefix="hl-fill-") as scratch:
         env = {"HOME": scratch, "HARNESSLINK_HOME": f"{scratch}/agent",
                "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
         locs = locations(env)
-        locs.index_file.parent.mkdir(parents=True, exist_ok=True)
-        source = locations(env_for(args.home)).index_file
-        with sqlite3.connect(source) as src, sqlite3.connect(locs.index_file) as dst:
-            src.backup(dst)
-            dst.execute("DELETE FROM encoded WHERE path IN (SELECT path FROM docs ORDER BY id DESC LIMIT ?)",
-                        (args.entries,))
+        copy_index(args.home, locs, args.entries)
         shutil.copytree(locations(env_for(args.home)).memories, locs.memories)
         server = serving(env)
         try:
