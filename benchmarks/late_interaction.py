@@ -206,14 +206,13 @@ def fit(dumped: dict[str, list[dict]], weights=(0.0, 0.5, 1.0, 1.5, 2.0), rescor
 
 
 class LateScored(prompt_evidence.Scored):
-    """One set and size, scored by SCORES (prompt_evidence.Scored's AUC and thresholds over them)."""
+    """One set and size, scored by SCORES (prompt_evidence.Scored's AUC and thresholds over them), from the late
+    scores `late_of` gave its candidates."""
 
-    def __init__(self, name: str, records: list[dict], texts: dict[str, str], model: TokenModel,
-                 entries: dict[str, np.ndarray], static: StaticWords) -> None:
+    def __init__(self, name: str, records: list[dict], texts: dict[str, str], static: StaticWords) -> None:
         self.name, self.size = name, judge_fit.size_of(name)
         self.queries = []
         for r in records:
-            query = model.states(r["query"])
             query_words = static.vectors(r["query"], content=True)
             folded = judge_fit.families(r)
             today = judge_fit.today_scores(r, folded)
@@ -223,13 +222,8 @@ class LateScored(prompt_evidence.Scored):
                     members.setdefault(c["family"], []).append(c)
             rows = []
             for head, judged in zip(folded, today):
-                late = []
-                for c in members[head["family"]]:
-                    text = texts[c["path"]]
-                    if text not in entries:
-                        entries[text] = model.states(text)[1]
-                    late.append((*late_scores(query, entries[text]),
-                                 *static_scores(query_words, static.vectors(text, content=False))))
+                late = [(*c["late"], *static_scores(query_words, static.vectors(texts[c["path"]], content=False)))
+                        for c in members[head["family"]]]
                 li_mean, li_min, li_low2, st_mean, st_low2 = (max(values) for values in zip(*late))
                 rows.append(([head["cosine"], li_mean, li_min, li_low2, judged,
                               *(judged + w * li_min for w in WEIGHTS), *(judged + w * li_low2 for w in WEIGHTS),
@@ -240,6 +234,21 @@ class LateScored(prompt_evidence.Scored):
             self.queries.append((scores, answers, bool(r["wanted"])))
         self.labelled = sum(1 for *_, labelled in self.queries if labelled)
         self.never = len(self.queries) - self.labelled
+
+
+def with_late_scores(dumped: dict[str, list[dict]], homes: Path) -> dict[str, dict[str, str]]:
+    """Every dumped candidate its late scores (`late_of`); each set's candidates' texts, by path."""
+    model = TokenModel()
+    entries: dict[str, np.ndarray] = {}
+    texts = {}
+    for name, records in sorted(dumped.items()):
+        paths = {c["path"] for r in records for c in r["candidates"] if c["cosine"] is not None}
+        texts[name] = texts_of(prompt_evidence.home_of(homes, name), paths)
+        if paths - texts[name].keys():
+            raise SystemExit(f"{name}: {len(paths - texts[name].keys())} candidates not in its home's index")
+        late_of(records, texts[name], model, entries)
+        print(f"late scores of {name} ({len(entries)} entry texts so far)", flush=True)
+    return texts
 
 
 def pull_late(home: Path, weights=(0.0, 2.0, 5.0, 10.0, 15.0, 25.0)) -> None:
@@ -316,31 +325,19 @@ def main(argv: list[str] | None = None) -> int:
         pull_late(args.homes / "home")
         return 0
     dumped = {name: records for path in args.dumps for name, records in json.loads(path.read_text()).items()}
-    model = TokenModel() if not (args.fit and args.cache and args.cache.exists()) else None
     if args.fit:
         if args.cache and args.cache.exists():
             dumped = json.loads(args.cache.read_text())
         else:
-            entries: dict[str, np.ndarray] = {}
-            for name, records in sorted(dumped.items()):
-                paths = {c["path"] for r in records for c in r["candidates"] if c["cosine"] is not None}
-                late_of(records, texts_of(prompt_evidence.home_of(args.homes, name), paths), model, entries)
-                print(f"late scores of {name}", flush=True)
+            with_late_scores(dumped, args.homes)
             if args.cache:
                 args.cache.write_text(json.dumps(dumped))
         for rescored in args.rescored:
             fit(dumped, rescored=rescored)
         return 0
+    texts = with_late_scores(dumped, args.homes)
     static = StaticWords()
-    entries: dict[str, np.ndarray] = {}
-    groups = []
-    for name, records in sorted(dumped.items()):
-        paths = {c["path"] for r in records for c in r["candidates"] if c["cosine"] is not None}
-        texts = texts_of(prompt_evidence.home_of(args.homes, name), paths)
-        if paths - texts.keys():
-            raise SystemExit(f"{name}: {len(paths - texts.keys())} candidates not in its home's index")
-        groups.append(LateScored(name, records, texts, model, entries, static))
-        print(f"scored {name} ({len(entries)} entry texts so far)", flush=True)
+    groups = [LateScored(name, records, texts[name], static) for name, records in sorted(dumped.items())]
     print("AUC, labelled target vs never-done best:", " ".join(SCORES))
     for g in groups:
         print(f"  {g.name} ({g.labelled}/{g.never}): " + " ".join(f"{g.auc(k):.3f}" for k in range(len(SCORES))))
