@@ -26,7 +26,7 @@ TABLE = ("CREATE TABLE IF NOT EXISTS encoded (path TEXT PRIMARY KEY, mtime_ns IN
          " size INTEGER NOT NULL, vec BLOB NOT NULL)")
 BATCH = 16  # entries read and written together
 REQUEST = 1  # entries per request: a prompt asked meanwhile waits behind one entry, not a batch
-BATCH_MS = 60_000  # what one batch may take (a busy machine, the model's first run)
+BATCH_MS = 60_000  # what one request may take (a busy machine, the model's first run)
 CURRENT = "e.path = d.path AND e.mtime_ns = d.mtime_ns AND e.size = d.size"
 BIAS = 128  # a stored byte is the int8 value + 128 (`meaning.pack`)
 
