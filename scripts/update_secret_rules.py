@@ -21,7 +21,8 @@ that `re` accepts it and stays linear on hostile input:
 - a capturing group under a quantifier becomes non-capturing (so the secret is the whole match);
 - rules scoped to file paths (we see text, not files), and the ones listed in SKIP, are dropped.
 The result is harnesslink_core/data/secrets/gitleaks_rules.json, plus SOURCE.md (version, commit,
-licence, what was dropped and why) and LICENSE.
+licence, what was dropped and why), LICENSE, and analysis.json (what each expression, ours too, needs,
+starts with and holds: worked out here once, not in every process; `--analysis-only` writes it alone).
 """
 
 from __future__ import annotations
@@ -222,7 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commit", default="", help="the upstream commit the configuration comes from, if known")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--no-timing", action="store_true", help="skip the hostile-input timing of each rule")
+    ap.add_argument("--analysis-only", action="store_true",
+                    help="only write analysis.json again, for the rules as they are (after a change to our own)")
     args = ap.parse_args(argv)
+    if args.analysis_only:
+        return write_analysis(args.out)
     if args.toml:
         text = args.toml.read_text("utf-8")
     else:
@@ -305,6 +310,21 @@ def main(argv: list[str] | None = None) -> int:
     ] + [f"- `{rid}`: {why}" for rid, why in dropped] + [""]
     (args.out / "SOURCE.md").write_text("\n".join(lines), "utf-8")
     print(f"{len(kept)} rules kept, {len(dropped)} dropped -> {args.out}")
+    return write_analysis(args.out)
+
+
+def write_analysis(out: Path) -> int:
+    """analysis.json: what each rule's expression needs, starts with and holds (`Rule.analysis`), worked out here
+    once instead of in every process that redacts a long text. Ours are in it too: rerun with --analysis-only
+    after changing one (until then a changed rule is worked out where it is used)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from harnesslink_core.redaction import rules as table
+
+    table.RULES = None
+    expressions = {rule.source: rule.analysis() for rule in table.load()}
+    lines = [f"{json.dumps(source)}: {json.dumps(expressions[source])}" for source in sorted(expressions)]
+    (out / "analysis.json").write_text('{"expressions": {\n' + ",\n".join(lines) + "\n}}\n", "utf-8")  # a line each
+    print(f"{len(expressions)} expressions analysed -> {out / 'analysis.json'}")
     return 0
 
 

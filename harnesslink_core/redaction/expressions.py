@@ -140,7 +140,7 @@ def starts(source: str) -> tuple[str, ...] | None:
     # one character is too common to look for, unless it is past ASCII (a zero-width space)
     if got is None or any(len(p) < 2 and p.isascii() for p in got[0]):
         return None
-    keep = sorted(set(got[0]), key=len)
+    keep = sorted(set(got[0]), key=lambda p: (len(p), p))  # the same order in every process (analysis.json)
     return tuple(p for i, p in enumerate(keep) if not any(p.startswith(q) for q in keep[:i]))
 
 

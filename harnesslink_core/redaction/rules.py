@@ -327,7 +327,7 @@ OURS = frozenset(s for _, s, _ in _EARLY + _LATE)  # our rules' expressions (a v
 
 class Rule:
     __slots__ = ("kind", "source", "keywords", "group", "entropy", "allow", "_compiled", "_needs", "_width", "_starts",
-                 "_inside", "_scans_fast", "_heads")
+                 "_inside", "_scans_fast", "_heads", "_analysed")
 
     def __init__(self, kind: str, source: str, keywords: tuple[str, ...], group: int = 0, entropy: float = 0.0,
                  allow: tuple = ()) -> None:
@@ -340,19 +340,53 @@ class Rule:
         self._inside: tuple[tuple[str, ...], int, int] | None | bool = False
         self._scans_fast: bool | None = None
         self._heads: dict[str, re.Pattern[str]] | None | bool = False
+        self._analysed: bool | None = None  # whether the properties came from `analysis.json` (None: not yet asked)
+
+    def _take_analysis(self) -> bool:
+        """Each property below from `analysis.json`, if it holds this expression: True if so."""
+        known = _analysed(self.source)
+        if known is None:
+            return False
+        try:
+            needs = tuple((frozenset(chars), bool(or_start)) for chars, or_start in known["needs"])
+            starts = None if known["starts"] is None else tuple(known["starts"])
+            inside = known["inside"]
+            inside = None if inside is None else (tuple(inside[0]), int(inside[1]), int(inside[2]))
+            scans_fast, width = bool(known["scans_fast"]), int(known["width"])
+        except (KeyError, TypeError, ValueError, IndexError):
+            return False  # a damaged entry: worked out from the expression instead
+        self._needs, self._starts, self._inside, self._scans_fast, self._width = needs, starts, inside, scans_fast, width
+        return True
+
+    def analysis(self) -> dict[str, Any]:
+        """What `analysis.json` holds of this expression, worked out from it (`scripts/update_secret_rules.py`)."""
+        fresh = Rule(self.kind, self.source, self.keywords)
+        fresh._analysed = False
+        inside = fresh.inside
+        return {"needs": [["".join(sorted(chars)), or_start] for chars, or_start in fresh.needs],
+                "starts": None if fresh.starts is None else list(fresh.starts),
+                "inside": None if inside is None else [list(inside[0]), inside[1], inside[2]],
+                "scans_fast": fresh.scans_fast, "width": fresh.width}
 
     @property
     def starts(self) -> tuple[str, ...] | None:
         """Lower-cased strings one of which every match starts with (None: not known), for the engine's windows."""
-        if self._starts is False:
+        if self._starts is False and not self._analysed_now():
             self._starts = _KNOWN_STARTS.get(self.source) or expressions.starts(self.source)
         return self._starts  # type: ignore[return-value]
+
+    def _analysed_now(self) -> bool:
+        """The properties taken from `analysis.json` on the first that is asked (once: a rule it does not hold
+        works each out from its expression)."""
+        if self._analysed is None:
+            self._analysed = self._take_analysis()
+        return bool(self._analysed)
 
     @property
     def inside(self) -> tuple[tuple[str, ...], int, int] | None:
         """(strings, lead, reach): every match holds one of the (lower-cased) strings at most `lead` characters
         past its start, and the engine reads at most `reach` characters past it (None: not known)."""
-        if self._inside is False:
+        if self._inside is False and not self._analysed_now():
             known = _KNOWN_INSIDE.get(self.source)
             if known is not None:
                 from re import _parser  # type: ignore[attr-defined]
@@ -377,7 +411,7 @@ class Rule:
         """Whether its expression starts with a character or a set of them (or alternatives that each start
         with a character), case kept: `re` then skips to each place one is, where one that starts with a look-behind is
         tried at every position."""
-        if self._scans_fast is None:
+        if self._scans_fast is None and not self._analysed_now():
             from re import _parser  # type: ignore[attr-defined]
 
             parsed = _parser.parse(self.source)
@@ -388,12 +422,12 @@ class Rule:
             if first == "BRANCH":
                 first = "LITERAL" if all(alt.data and str(alt[0][0]) == "LITERAL" for alt in parsed[0][1][1]) else ""
             self._scans_fast = first in ("LITERAL", "IN") and not self.pattern.flags & re.IGNORECASE
-        return self._scans_fast
+        return self._scans_fast  # type: ignore[return-value]
 
     @property
     def width(self) -> int:
         """The most characters one match takes."""
-        if self._width < 0:
+        if self._width < 0 and not self._analysed_now():
             from re import _parser  # type: ignore[attr-defined]
 
             self._width = _parser.parse(self.source).getwidth()[1]
@@ -402,15 +436,42 @@ class Rule:
     @property
     def needs(self) -> tuple[tuple[frozenset[str], bool], ...]:
         """Sets of (lower-cased) characters each match holds one of; `True` with a set: or it starts the text."""
-        if self._needs is None:
+        if self._needs is None and not self._analysed_now():
             self._needs = expressions.needs(self.source)
-        return self._needs
+        return self._needs  # type: ignore[return-value]
 
     @property
     def pattern(self) -> re.Pattern[str]:
         if self._compiled is None:
             self._compiled = re.compile(self.source)
         return self._compiled
+
+
+_ANALYSIS: dict[str, dict[str, Any]] | None = None
+
+
+def _analysed(source: str) -> dict[str, Any] | None:
+    """What `Rule.analysis` worked out of this expression when the rules were last vendored, read from
+    data/secrets/analysis.json on first use: parsing every rule's expression again was most of what a process's
+    first long text cost. None for an expression it does not hold (a rule changed since): worked out then."""
+    global _ANALYSIS
+    if _ANALYSIS is None:
+        import json
+
+        try:
+            with open(_data_path("analysis.json"), encoding="utf-8") as f:
+                _ANALYSIS = dict(json.load(f)["expressions"])
+        except (OSError, ValueError, KeyError, TypeError):
+            _ANALYSIS = {}
+    return _ANALYSIS.get(source)
+
+
+def _data_path(name: str) -> str:
+    import os
+
+    # a path beside the package, as lexicon and meaning read their data: importlib.resources is slow to import
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.join(package, "data", "secrets", name)
 
 
 RULES: list[Rule] | None = None
@@ -426,11 +487,8 @@ def load() -> list[Rule]:
     if RULES is not None:
         return RULES
     import json
-    import os
 
-    # a path beside the package, as lexicon and meaning read their data: importlib.resources is slow to import
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(package, "data", "secrets", "gitleaks_rules.json"), encoding="utf-8") as f:
+    with open(_data_path("gitleaks_rules.json"), encoding="utf-8") as f:
         data = json.load(f)
     rules = [Rule(k, s, kw) for k, s, kw in _EARLY]
     ours = {k for k, _, _ in _EARLY + _LATE}

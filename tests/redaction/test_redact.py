@@ -313,6 +313,36 @@ def test_the_long_path_finds_what_a_whole_scan_finds(monkeypatch: pytest.MonkeyP
     assert ["[redacted:" in t for n, t in enumerate(long) if n != 6] == [True] * 7
 
 
+def test_the_analysis_file_holds_each_rule_as_worked_out_from_its_expression() -> None:
+    """data/secrets/analysis.json spares every process the parse of each rule's expression; after a change to a
+    rule: `python scripts/update_secret_rules.py --analysis-only`."""
+    rules = table.load()
+    for rule in rules:
+        assert table._analysed(rule.source) == rule.analysis(), rule.kind
+    assert table._ANALYSIS is not None and set(table._ANALYSIS) == {rule.source for rule in rules}
+
+
+def _rules_anew(monkeypatch: pytest.MonkeyPatch, analysis: dict | None) -> None:
+    """The rule table read again, with `analysis` in place of analysis.json's (None: the file's)."""
+    monkeypatch.setattr(table, "RULES", None)
+    monkeypatch.setattr(table, "BY_KIND", {})
+    monkeypatch.setattr(gates, "_ALPHABET", None)
+    if analysis is not None:
+        monkeypatch.setattr(table, "_ANALYSIS", analysis)
+
+
+def test_without_the_analysis_file_or_with_a_damaged_one_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _long_texts()
+    _rules_anew(monkeypatch, None)
+    with_it = [redact(t) for t in texts]
+    _rules_anew(monkeypatch, {})
+    assert [redact(t) for t in texts] == with_it
+    assert all(rule._analysed is False for rule in table.load() if rule._analysed is not None)
+    damaged = {rule.source: {"needs": 5, "starts": None} for rule in table.load()}
+    _rules_anew(monkeypatch, damaged)
+    assert [redact(t) for t in texts] == with_it
+
+
 def test_without_the_automaton_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     """The automaton (`ahocorasick_rs`) only finds faster what a `find` per string finds: long texts' starts,
     and short texts' keywords."""

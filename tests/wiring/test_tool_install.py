@@ -84,7 +84,8 @@ def test_the_repacked_wheel_carries_the_package_data_and_entry_points(tool: Path
     assert done.returncode == 0, done.stderr
     names = set(zipfile.ZipFile(copy).namelist())
     for needed in ("harnesslink_core/harnesses/pi_family/extension.ts", "harnesslink_core/data/related.txt",
-                   "harnesslink_core/data/secrets/gitleaks_rules.json", "harnesslink_core/hooks.py"):
+                   "harnesslink_core/data/secrets/gitleaks_rules.json", "harnesslink_core/data/secrets/analysis.json",
+                   "harnesslink_core/hooks.py"):
         assert needed in names
     info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert {f"{info}/METADATA", f"{info}/WHEEL", f"{info}/RECORD"} <= names
