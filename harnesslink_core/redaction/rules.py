@@ -342,6 +342,13 @@ class Rule:
         self._heads: dict[str, re.Pattern[str]] | None | bool = False
         self._analysed: bool | None = None  # whether the properties came from `analysis.json` (None: not yet asked)
 
+    def _analysed_now(self) -> bool:
+        """The properties taken from `analysis.json` on the first that is asked (once: a rule it does not hold
+        works each out from its expression)."""
+        if self._analysed is None:
+            self._analysed = self._take_analysis()
+        return bool(self._analysed)
+
     def _take_analysis(self) -> bool:
         """Each property below from `analysis.json`, if it holds this expression: True if so."""
         known = _analysed(self.source)
@@ -374,13 +381,6 @@ class Rule:
         if self._starts is False and not self._analysed_now():
             self._starts = _KNOWN_STARTS.get(self.source) or expressions.starts(self.source)
         return self._starts  # type: ignore[return-value]
-
-    def _analysed_now(self) -> bool:
-        """The properties taken from `analysis.json` on the first that is asked (once: a rule it does not hold
-        works each out from its expression)."""
-        if self._analysed is None:
-            self._analysed = self._take_analysis()
-        return bool(self._analysed)
 
     @property
     def inside(self) -> tuple[tuple[str, ...], int, int] | None:
